@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The event loop: one per thread. Connections, listeners, timers and cross-thread
+ * hand-off behave the same on every backend (epoll, io_uring) and wait policy.
+ *
+ * Threading: every function here is for the loop's own thread, except
+ * bp_loop_stop() and bp_loop_post(), which any thread (or a signal handler, for
+ * bp_loop_stop) may call.
+ *
+ * Errors: functions return 0 or -errno; the failing syscall and its reason are
+ * kept in a per-thread string, bp_last_error().
+ */
+#ifndef BUSYPOLL_LOOP_H
+#define BUSYPOLL_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <busypoll/mode.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bp_loop;
+struct bp_conn;
+struct bp_listener;
+
+/* Per-loop counters. Read them from the loop's thread, or after it stopped. */
+struct bp_loop_counters {
+	uint64_t waits;        /* wait/poll calls made (blocking or not) */
+	uint64_t wakeups;      /* waits that could sleep and returned with work */
+	uint64_t empty_polls;  /* waits/polls that returned nothing */
+	uint64_t syscalls;     /* syscalls the loop made (waits, ctl, recv, send, enter, ...) */
+	uint64_t completions;  /* events/completions dispatched */
+	uint64_t poll_ns;      /* time inside waits that did not sleep (spin, 0 timeout) */
+	uint64_t sleep_ns;     /* time inside waits that could sleep (includes kernel busy poll) */
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+};
+
+/* ---- errors ---- */
+
+/* bp_last_error - "syscall: reason" of the last failure on this thread. */
+const char *bp_last_error(void);
+
+/* ---- the loop ---- */
+
+/*
+ * bp_loop_create - a loop for the calling thread in the given mode.
+ * Returns 0 and sets *loopp, or -errno (-EOPNOTSUPP/-EPERM when the kernel or
+ * process cannot use the mode; bp_last_error() says which key or capability).
+ */
+int bp_loop_create(struct bp_loop **loopp, const struct bp_mode *mode);
+
+/* bp_loop_destroy - close every connection and listener (no callbacks) and free. */
+void bp_loop_destroy(struct bp_loop *loop);
+
+/* bp_loop_run - wait and dispatch until bp_loop_stop(). Returns 0 or -errno. */
+int bp_loop_run(struct bp_loop *loop);
+
+/*
+ * bp_loop_run_once - one wait (bounded by timeout_us, -1 = the mode decides, 0 = no wait)
+ * and dispatch of what it gathered. Returns the number of completions dispatched, or -errno.
+ */
+int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us);
+
+/* bp_loop_stop - make bp_loop_run return soon. Any thread; async-signal-safe. */
+void bp_loop_stop(struct bp_loop *loop);
+
+/* bp_loop_stopping - true once bp_loop_stop() was called. */
+bool bp_loop_stopping(const struct bp_loop *loop);
+
+const struct bp_mode *bp_loop_mode(const struct bp_loop *loop);
+const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop);
+void *bp_loop_data(const struct bp_loop *loop);
+void bp_loop_set_data(struct bp_loop *loop, void *data);
+
+/* bp_loop_now_ns - the loop's cached CLOCK_MONOTONIC, refreshed after every wait. */
+uint64_t bp_loop_now_ns(const struct bp_loop *loop);
+
+/*
+ * bp_loop_napi_ids - NAPI ids of the connections this loop serves (distinct,
+ * up to max). Returns how many were written.
+ */
+size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max);
+
+/*
+ * bp_loop_post - run fn(loop, arg) on the loop's thread soon. Any thread.
+ * Used to hand a connection's fd to another loop (fn calls bp_conn_adopt there).
+ * Returns 0 or -ENOMEM.
+ */
+typedef void (*bp_post_fn)(struct bp_loop *loop, void *arg);
+int bp_loop_post(struct bp_loop *loop, bp_post_fn fn, void *arg);
+
+/* ---- timers (caller-owned, no allocation per start) ---- */
+
+typedef void (*bp_timer_fn)(struct bp_loop *loop, void *arg);
+struct bp_timer {
+	uint64_t deadline_ns; /* private */
+	uint32_t heap_index;  /* private: 0 = not armed */
+	bp_timer_fn fn;
+	void *arg;
+};
+
+/* bp_timer_start - run fn(loop, arg) once, after_us from now. Restarts an armed timer. 0 or -ENOMEM. */
+int bp_timer_start(struct bp_loop *loop, struct bp_timer *t, uint64_t after_us,
+		   bp_timer_fn fn, void *arg);
+/* bp_timer_stop - disarm; harmless when not armed. */
+void bp_timer_stop(struct bp_loop *loop, struct bp_timer *t);
+static inline bool bp_timer_armed(const struct bp_timer *t) { return t->heap_index != 0; }
+
+/* ---- connections ---- */
+
+struct bp_conn_ops {
+	/*
+	 * Bytes arrived. Stream sockets: data holds everything not yet consumed; return
+	 * how many bytes were consumed, the rest is presented again with the next bytes.
+	 * Datagram sockets: one call per datagram, the return value is ignored.
+	 */
+	size_t (*on_recv)(struct bp_conn *c, const uint8_t *data, size_t len);
+	/* Optional: an outgoing connect finished (err 0) ; on failure on_close gets it. */
+	void (*on_connect)(struct bp_conn *c);
+	/* Optional: the send queue became empty. */
+	void (*on_drain)(struct bp_conn *c);
+	/*
+	 * The connection is gone: err 0 = peer closed; otherwise -errno from the named
+	 * syscall. The conn is freed after this returns. Not called for bp_conn_close().
+	 */
+	void (*on_close)(struct bp_conn *c, int err, const char *syscall);
+};
+
+/*
+ * bp_conn_connect - start a non-blocking connect of a new socket of type
+ * SOCK_STREAM or SOCK_DGRAM (a connected UDP socket). ops->on_connect fires when
+ * it is up. Returns 0 and sets *connp (may be NULL), or -errno.
+ */
+int bp_conn_connect(struct bp_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    int type, const struct bp_conn_ops *ops, void *user, struct bp_conn **connp);
+
+/*
+ * bp_conn_adopt - serve an already connected or bound fd on this loop; the conn
+ * owns the fd from now on (closes it). The fd is made non-blocking.
+ * Returns 0 and sets *connp (may be NULL), or -errno (fd closed then too).
+ */
+int bp_conn_adopt(struct bp_loop *loop, int fd, const struct bp_conn_ops *ops, void *user,
+		  struct bp_conn **connp);
+
+/*
+ * bp_conn_send - send len bytes. What the socket does not take now is copied to the
+ * connection's send queue and sent in order as it drains (partial sends handled).
+ * Datagram conns: one datagram, to the connected peer, or, when not connected, to
+ * the source of the last datagram received. Returns 0 or -errno (-ENOTCONN when closing).
+ */
+int bp_conn_send(struct bp_conn *c, const void *data, size_t len);
+
+/* bp_conn_close - close now; queued bytes not yet sent are dropped. No on_close. */
+void bp_conn_close(struct bp_conn *c);
+
+/* bp_conn_close_after_send - close once the send queue is empty. */
+void bp_conn_close_after_send(struct bp_conn *c);
+
+int bp_conn_fd(const struct bp_conn *c);
+struct bp_loop *bp_conn_loop(const struct bp_conn *c);
+void *bp_conn_data(const struct bp_conn *c);
+void bp_conn_set_data(struct bp_conn *c, void *user);
+/* bp_conn_pending - bytes queued and not yet handed to the kernel. */
+size_t bp_conn_pending(const struct bp_conn *c);
+/* bp_conn_napi_id - SO_INCOMING_NAPI_ID of the socket (0 on loopback or before traffic). */
+uint32_t bp_conn_napi_id(struct bp_conn *c);
+/* bp_conn_peer - for datagram conns: the source of the last datagram. */
+const struct sockaddr_storage *bp_conn_peer(const struct bp_conn *c, socklen_t *len);
+
+/* ---- listeners ---- */
+
+/*
+ * on_accept gets each accepted fd (non-blocking, owned by the callee: adopt it
+ * here, post it to another loop, or close it).
+ */
+typedef void (*bp_accept_fn)(struct bp_listener *l, int fd, void *arg);
+
+/*
+ * bp_listener_create - listen on addr (SO_REUSEADDR, backlog 4096) and call
+ * on_accept for each connection. Returns 0 and sets *lp, or -errno
+ * (-EADDRINUSE: the port is taken).
+ */
+int bp_listener_create(struct bp_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		       bp_accept_fn on_accept, void *arg, struct bp_listener **lp);
+/* bp_listener_port - the bound port (useful after binding port 0). */
+uint16_t bp_listener_port(const struct bp_listener *l);
+int bp_listener_fd(const struct bp_listener *l);
+void bp_listener_close(struct bp_listener *l);
+
+/* ---- placement by NAPI id ---- */
+
+/*
+ * A placer maps NAPI ids to loops: all connections of one NAPI id go to the same
+ * loop (busy polling only works when every fd of an epoll context shares its NAPI
+ * id). A new id goes to the loop with the fewest ids; id 0 (loopback, unknown)
+ * goes round robin. Thread-safe.
+ */
+struct bp_placer;
+int bp_placer_create(struct bp_placer **pp, struct bp_loop **loops, size_t nloops);
+void bp_placer_destroy(struct bp_placer *p);
+/* bp_placer_pick - the loop index for a connection with this NAPI id. */
+size_t bp_placer_pick(struct bp_placer *p, uint32_t napi_id);
+/*
+ * bp_placer_dispatch - pick a loop for fd by its SO_INCOMING_NAPI_ID and post it
+ * there; on that loop, adopt(loop, fd, arg) runs. Returns the loop index or -errno.
+ */
+typedef void (*bp_adopt_fn)(struct bp_loop *loop, int fd, void *arg);
+int bp_placer_dispatch(struct bp_placer *p, int fd, bp_adopt_fn adopt, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BUSYPOLL_LOOP_H */

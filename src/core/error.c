@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The per-thread last-error string behind bp_last_error(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+static __thread char last_error[256];
+
+const char *bp_last_error(void)
+{
+	return last_error[0] ? last_error : "no error";
+}
+
+int bp_err_set(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int bp_err_sys(const char *syscall, int err)
+{
+	return bp_err_set(err, "%s: %s", syscall, strerror(err < 0 ? -err : err));
+}

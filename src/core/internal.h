@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's insides, shared by the core (src/core) and the backends
+ * (src/backends). A backend only gathers events or completions into loop->ev[];
+ * the core dispatches them, so every mode is timed and counted in one place.
+ */
+#ifndef BP_CORE_INTERNAL_H
+#define BP_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <busypoll/loop.h>
+#include <busypoll/mode.h>
+
+#include "compat.h"
+#include "core/sendq.h"
+
+/* ---- errors (core/error.c) ---- */
+/* bp_err_set - format the thread's last-error message; returns err unchanged. */
+int bp_err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* bp_err_sys - "syscall: strerror(-err)"; returns err (negative errno). */
+int bp_err_sys(const char *syscall, int err);
+
+/* ---- what a backend watches ---- */
+enum bp_io_kind {
+	BP_IO_CONN = 1,
+	BP_IO_LISTENER = 2,
+	BP_IO_WAKE = 3,   /* the loop's eventfd: stop and posted work */
+};
+
+/* Embedded first in bp_conn and bp_listener, and in the loop for its eventfd. */
+struct bp_io {
+	int fd;
+	uint8_t kind;         /* enum bp_io_kind */
+	bool dead;            /* closed by the core: skip its events, free when inflight == 0 */
+	uint32_t inflight;    /* completion backends: ops submitted and not yet completed */
+	uint32_t bstate;      /* backend-private bits (e.g. EPOLLOUT armed, poll armed) */
+};
+
+/* Events a backend hands to the core. */
+enum bp_ev_kind {
+	BP_EV_READABLE = 1,  /* readiness: the core does the recv/accept/read */
+	BP_EV_WRITABLE,      /* readiness: the core sends queued bytes / finishes connect */
+	BP_EV_RECV,          /* completion: res bytes landed at conn->rbuf + conn->rlen, or -errno */
+	BP_EV_SEND,          /* completion: res bytes of the in-flight send went, or -errno */
+};
+enum {
+	BP_EVF_HUP = 1u << 0, /* peer hung up (readiness backends) */
+	BP_EVF_ERR = 1u << 1, /* socket error pending (readiness backends) */
+};
+struct bp_event {
+	struct bp_io *io;
+	uint8_t kind;   /* enum bp_ev_kind */
+	uint32_t flags; /* BP_EVF_* */
+	int32_t res;
+};
+
+struct bp_loop;
+struct bp_conn;
+
+/*
+ * A backend: one file in src/backends, one table of these operations. All return
+ * 0 (or a count) or -errno with bp_err_sys() called, and add every syscall they
+ * make to loop->ctr.syscalls.
+ */
+struct bp_backend_ops {
+	const char *name;
+	/* true: delivers BP_EV_RECV/BP_EV_SEND (the core calls recv/send below);
+	 * false: delivers BP_EV_READABLE/BP_EV_WRITABLE and the core does the I/O. */
+	bool completion;
+	/* set up for loop->mode; loop->backend_data is the backend's. */
+	int (*init)(struct bp_loop *loop);
+	void (*fini)(struct bp_loop *loop);
+	/* start watching io. Listener and wake: READABLE events (level). Conn: readiness
+	 * backends deliver READABLE (+HUP/ERR flags); completion backends arm nothing
+	 * here (the core calls ->recv). */
+	int (*add)(struct bp_loop *loop, struct bp_io *io);
+	/* readiness: deliver (on=true) or stop WRITABLE events for io. Completion
+	 * backends: on=true arms one POLLOUT poll that comes back as BP_EV_WRITABLE
+	 * (the core uses it to finish a non-blocking connect); on=false is a no-op. */
+	int (*want_write)(struct bp_loop *loop, struct bp_io *io, bool on);
+	/* completion only: arm one receive. Stream: into c->rbuf + c->rlen, up to
+	 * c->rcap - c->rlen bytes. Datagram: recvmsg with c->rmsg (set up by the core;
+	 * its iovec points at c->rbuf, its name at c->peer). One at a time per conn. */
+	int (*recv)(struct bp_loop *loop, struct bp_conn *c);
+	/* completion only: one send of len bytes at buf (stream), or sendmsg of
+	 * c->smsg (datagram, when buf == NULL). One at a time per conn. */
+	int (*send)(struct bp_loop *loop, struct bp_conn *c, const void *buf, size_t len);
+	/* stop delivering anything for io; its fd is closed right after. Completion
+	 * backends cancel the ops in flight; their completions still come back (the
+	 * core skips them because io->dead) and bring io->inflight to 0. */
+	int (*del)(struct bp_loop *loop, struct bp_io *io);
+	/* gather: wait at most timeout_ns (-1 = until something happens, 0 = do not
+	 * wait) and append events to loop->ev[loop->nev...]. Returns the number added,
+	 * or -errno (-EINTR is fine: returns 0). Must honour loop->mode's policy
+	 * inside the kernel (e.g. NAPI busy poll) but not the userspace spin/hybrid
+	 * logic, which lives in the core. */
+	int (*wait)(struct bp_loop *loop, int64_t timeout_ns);
+	/* optional: a new NAPI id showed up on this loop (static tracking etc.). */
+	void (*napi_seen)(struct bp_loop *loop, uint32_t napi_id);
+};
+
+extern const struct bp_backend_ops bp_backend_epoll;
+extern const struct bp_backend_ops bp_backend_uring;
+
+/* ---- connections ---- */
+enum {
+	BP_CONN_CONNECTING = 1u << 0,
+	BP_CONN_CLOSE_AFTER_SEND = 1u << 1,
+	BP_CONN_RECV_ARMED = 1u << 2,   /* completion: a receive is in flight */
+	BP_CONN_SEND_INFLIGHT = 1u << 3,/* completion: a send is in flight */
+	BP_CONN_WRITE_WANTED = 1u << 4, /* readiness: WRITABLE requested */
+	BP_CONN_DGRAM = 1u << 5,
+	BP_CONN_DGRAM_CONNECTED = 1u << 6,
+};
+
+#define BP_CONN_RBUF_INITIAL 65536u
+
+struct bp_conn {
+	struct bp_io io;             /* first: events carry &conn->io */
+	struct bp_loop *loop;
+	const struct bp_conn_ops *ops;
+	void *user;
+	uint32_t flags;              /* BP_CONN_* */
+	uint32_t napi_id;
+	uint8_t napi_probes;         /* receives left on which to look for a NAPI id */
+	uint8_t *rbuf;               /* unconsumed bytes at [0, rlen) */
+	size_t rlen, rcap;
+	struct bp_sendq sq;
+	size_t inflight_len;         /* completion: bytes of the send in flight */
+	struct sockaddr_storage peer;/* datagram: source of the last datagram */
+	socklen_t peerlen;
+	struct msghdr rmsg;          /* datagram receive (completion backends) */
+	struct iovec riov;
+	struct msghdr smsg;          /* datagram send (completion backends) */
+	struct iovec siov;
+	struct sockaddr_storage speer;
+	struct bp_conn *next, *prev; /* the loop's list of live conns */
+	struct bp_conn *next_dead;
+};
+
+struct bp_listener {
+	struct bp_io io;
+	struct bp_loop *loop;
+	bp_accept_fn on_accept;
+	void *arg;
+	uint16_t port;
+	struct bp_listener *next, *prev;
+	struct bp_listener *next_dead;
+	struct bp_timer retry;       /* accept paused after EMFILE/ENFILE */
+};
+
+/* ---- timers (core/timer.c): a binary min-heap of caller-owned timers ---- */
+struct bp_timer_heap {
+	struct bp_timer **items; /* 1-based; items[0] unused */
+	uint32_t len, cap;
+};
+int bp_timer_heap_push(struct bp_timer_heap *h, struct bp_timer *t);
+void bp_timer_heap_remove(struct bp_timer_heap *h, struct bp_timer *t);
+struct bp_timer *bp_timer_heap_top(const struct bp_timer_heap *h);
+void bp_timer_heap_free(struct bp_timer_heap *h);
+/* bp_timers_run - run every timer due at now_ns. Returns how many ran. */
+int bp_timers_run(struct bp_loop *loop, uint64_t now_ns);
+
+/* ---- posted work (core/post.c) ---- */
+struct bp_post_item {
+	bp_post_fn fn;
+	void *arg;
+};
+
+#define BP_MAX_EVENTS 256
+#define BP_MAX_NAPI_IDS 64
+
+struct bp_loop {
+	struct bp_mode mode;
+	const struct bp_backend_ops *be;
+	void *backend_data;
+	struct bp_event ev[BP_MAX_EVENTS];
+	int nev;
+	struct bp_loop_counters ctr;
+	uint64_t now_ns;
+	uint64_t last_activity_ns;   /* hybrid: when anything last arrived */
+	struct bp_timer_heap timers;
+	struct bp_conn *conns;       /* live */
+	struct bp_listener *listeners;
+	struct bp_conn *dead_conns;  /* freed when their inflight reaches 0 */
+	struct bp_listener *dead_listeners;
+	uint32_t napi_ids[BP_MAX_NAPI_IDS];
+	uint32_t n_napi_ids;
+	/* wake-up and posted work */
+	struct bp_io wake;           /* eventfd */
+	uint64_t wake_buf;           /* completion backends read the eventfd into this */
+	pthread_mutex_t post_lock;
+	struct bp_post_item *posts;
+	uint32_t nposts, posts_cap;
+	atomic_bool stop;
+	atomic_bool wake_pending;
+	void *user;
+};
+
+/* bp_now_ns - CLOCK_MONOTONIC in ns. */
+uint64_t bp_now_ns(void);
+/* Record a NAPI id seen on a conn of this loop (dedup, backend->napi_seen). */
+void bp_loop_note_napi(struct bp_loop *loop, uint32_t napi_id);
+/* Run posted work (core/post.c). */
+void bp_loop_run_posts(struct bp_loop *loop);
+
+#endif

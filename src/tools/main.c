@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* busypoll SUBCOMMAND [options]: the dispatcher. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+
+struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "modes", cmd_modes, "list every wait mode, its keys and defaults, and whether it works here" },
+};
+
+void bp_tool_error(const char *sub, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "busypoll %s: ", sub);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: busypoll SUBCOMMAND [options]   (busypoll SUBCOMMAND --help)\n\n");
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return BP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return BP_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "busypoll: unknown subcommand '%s'; run 'busypoll --help' for the list\n", argv[1]);
+	return BP_EXIT_USAGE;
+}
