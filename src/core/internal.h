@@ -142,6 +142,9 @@ struct bp_conn {
 	struct sockaddr_storage speer;
 	struct bp_conn *next, *prev; /* the loop's list of live conns */
 	struct bp_conn *next_dead;
+	uint8_t in_callback;         /* >0 while a user callback of this conn runs */
+	int fail_err;                /* a failure seen inside a callback, acted on after it */
+	const char *fail_syscall;
 };
 
 struct bp_listener {
@@ -205,6 +208,14 @@ struct bp_loop {
 
 /* bp_now_ns - CLOCK_MONOTONIC in ns. */
 uint64_t bp_now_ns(void);
+/* Conn internals used by the dispatcher (core/conn.c). */
+void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev);
+void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev);
+/* Close without callback and queue for freeing (loop destroy). */
+void bp_conn_discard(struct bp_conn *c);
+void bp_listener_discard(struct bp_listener *l);
+/* Free dead conns and listeners whose in-flight ops all came back. */
+void bp_loop_reap(struct bp_loop *loop, bool force);
 /* Record a NAPI id seen on a conn of this loop (dedup, backend->napi_seen). */
 void bp_loop_note_napi(struct bp_loop *loop, uint32_t napi_id);
 /* Run posted work (core/post.c). */

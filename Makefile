@@ -1,0 +1,33 @@
+# A thin driver for CMake. `make run` runs the main job, `make test` the whole suite;
+# both install missing Debian packages first when run as root.
+BUILD ?= build
+CMAKE_FLAGS ?=
+ifneq ($(CI),)
+CMAKE_FLAGS += -DBP_WERROR=ON
+endif
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps build run test bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/busypoll modes
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+bench: build
+	@echo "benchmarks: see bench/README.md"
+
+clean:
+	rm -rf $(BUILD)

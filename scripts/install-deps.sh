@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages busypoll needs, only those missing. As root it runs
+# apt-get; otherwise it names what is missing and how to install it.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config   # the build
+  liburing-dev libmnl-dev            # io_uring, netlink
+  libcmocka-dev                      # unit tests
+  iproute2 ethtool                   # the veth test bed (ip netns, GRO on)
+  python3 libxml2-utils              # tests check json output and the SVG (xmllint)
+  sockperf                           # benchmarks compare against it
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "busypoll: missing Debian packages: ${missing[*]}; run: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+echo "busypoll: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The epoll backend: a readiness backend. It only gathers events; the core does
+ * the recv/send/accept. Kernel busy polling is configured per epoll instance with
+ * EPIOCSPARAMS (Linux 6.9), so it covers exactly the fds of this loop, which the
+ * placer keeps to one NAPI id.
+ *
+ * Level-triggered on purpose: the core may stop reading before EAGAIN to stay fair,
+ * and level triggering brings it back without a lost wake-up.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <busypoll/napi.h>
+
+#include "core/internal.h"
+
+#define EPOLL_BATCH 256
+#define IO_OUT_ARMED 1u /* io->bstate: EPOLLOUT is in the interest set */
+
+struct epoll_backend {
+	int epfd;
+	struct epoll_event evs[EPOLL_BATCH];
+};
+
+static struct epoll_backend *eb(struct bp_loop *loop)
+{
+	return loop->backend_data;
+}
+
+/* Busy-poll parameters for this epoll instance, per the mode. */
+static int epoll_set_params(struct bp_loop *loop)
+{
+	const struct bp_mode *m = &loop->mode;
+	struct epoll_params p = { 0 };
+
+	if (m->policy == BP_POLICY_NAPI) {
+		p.busy_poll_usecs = m->busy_usecs;
+		p.busy_poll_budget = m->budget;
+		p.prefer_busy_poll = m->prefer;
+	} else if (m->policy == BP_POLICY_SUSPEND) {
+		/* IRQ suspension is driven by prefer_busy_poll (napi.rst). */
+		p.busy_poll_usecs = m->busy_usecs;
+		p.busy_poll_budget = m->budget;
+		p.prefer_busy_poll = 1;
+	} else {
+		return 0;
+	}
+	loop->ctr.syscalls++;
+	if (ioctl(eb(loop)->epfd, EPIOCSPARAMS, &p) < 0) {
+		int err = errno;
+
+		if (err == EPERM)
+			return bp_err_set(-EPERM, "%s,budget=%u needs CAP_NET_ADMIN",
+					  bp_mode_name(m), (unsigned)p.busy_poll_budget);
+		if (err == ENOTTY || err == EINVAL)
+			return bp_err_set(-EOPNOTSUPP,
+					  "%s needs EPIOCSPARAMS (Linux 6.9); this kernel lacks it",
+					  bp_mode_name(m));
+		return bp_err_sys("ioctl(EPIOCSPARAMS)", -err);
+	}
+	return 0;
+}
+
+static int epoll_init(struct bp_loop *loop)
+{
+	struct epoll_backend *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b)
+		return bp_err_set(-ENOMEM, "epoll backend: out of memory");
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epfd < 0) {
+		ret = bp_err_sys("epoll_create1", -errno);
+		free(b);
+		return ret;
+	}
+	loop->backend_data = b;
+	ret = epoll_set_params(loop);
+	if (ret) {
+		close(b->epfd);
+		free(b);
+		loop->backend_data = NULL;
+	}
+	return ret;
+}
+
+static void epoll_fini(struct bp_loop *loop)
+{
+	struct epoll_backend *b = eb(loop);
+
+	if (!b)
+		return;
+	close(b->epfd);
+	free(b);
+	loop->backend_data = NULL;
+}
+
+static int epoll_ctl_io(struct bp_loop *loop, int op, struct bp_io *io)
+{
+	struct epoll_event ev = { .data.ptr = io };
+
+	ev.events = EPOLLIN;
+	if (io->kind == BP_IO_CONN)
+		ev.events |= EPOLLRDHUP;
+	if (io->bstate & IO_OUT_ARMED)
+		ev.events |= EPOLLOUT;
+	loop->ctr.syscalls++;
+	if (epoll_ctl(eb(loop)->epfd, op, io->fd, op == EPOLL_CTL_DEL ? NULL : &ev) < 0)
+		return bp_err_sys("epoll_ctl", -errno);
+	return 0;
+}
+
+static int epoll_add(struct bp_loop *loop, struct bp_io *io)
+{
+	io->bstate = 0;
+	return epoll_ctl_io(loop, EPOLL_CTL_ADD, io);
+}
+
+static int epoll_want_write(struct bp_loop *loop, struct bp_io *io, bool on)
+{
+	if (!!(io->bstate & IO_OUT_ARMED) == on)
+		return 0;
+	if (on)
+		io->bstate |= IO_OUT_ARMED;
+	else
+		io->bstate &= ~IO_OUT_ARMED;
+	return epoll_ctl_io(loop, EPOLL_CTL_MOD, io);
+}
+
+static int epoll_del(struct bp_loop *loop, struct bp_io *io)
+{
+	/* Closing the fd removes it too; an explicit DEL keeps a paused listener quiet. */
+	if (io->kind == BP_IO_CONN)
+		return 0;
+	return epoll_ctl_io(loop, EPOLL_CTL_DEL, io);
+}
+
+static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
+{
+	struct epoll_backend *b = eb(loop);
+	struct timespec ts, *tsp = NULL;
+	int room = BP_MAX_EVENTS - loop->nev;
+	int n, added = 0;
+
+	if (room > EPOLL_BATCH)
+		room = EPOLL_BATCH;
+	/* Each fd may yield two events (in and out). */
+	room /= 2;
+	if (room <= 0)
+		return 0;
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tsp = &ts;
+	}
+	loop->ctr.syscalls++;
+	n = epoll_pwait2(b->epfd, b->evs, room, tsp, NULL);
+	if (n < 0)
+		return errno == EINTR ? 0 : bp_err_sys("epoll_pwait2", -errno);
+	for (int i = 0; i < n; i++) {
+		uint32_t e = b->evs[i].events;
+		struct bp_io *io = b->evs[i].data.ptr;
+		uint32_t flags = 0;
+
+		if (e & (EPOLLHUP | EPOLLRDHUP))
+			flags |= BP_EVF_HUP;
+		if (e & EPOLLERR)
+			flags |= BP_EVF_ERR;
+		if (e & EPOLLOUT)
+			loop->ev[loop->nev++] = (struct bp_event){ io, BP_EV_WRITABLE, flags, 0 };
+		/* Errors and hang-ups are found by the core's next recv. */
+		if (e & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+			loop->ev[loop->nev++] = (struct bp_event){ io, BP_EV_READABLE, flags, 0 };
+		added++;
+	}
+	return added;
+}
+
+/* IRQ suspension: give each NAPI this loop serves the mode's per-NAPI settings. */
+static void epoll_napi_seen(struct bp_loop *loop, uint32_t napi_id)
+{
+	const struct bp_mode *m = &loop->mode;
+	bp_napi_settings s = { 0 };
+
+	if (m->policy != BP_POLICY_SUSPEND)
+		return;
+	s.defer_hard_irqs = m->defer_hard_irqs;
+	s.gro_flush_timeout_ns = m->gro_flush_ns;
+	s.irq_suspend_timeout_ns = m->irq_suspend_ns;
+	s.has = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH | BP_NAPI_HAS_IRQ_SUSPEND;
+	loop->ctr.syscalls++;
+	if (bp_napi_set(napi_id, &s) < 0) {
+		/* Busy polling still works without suspension; the error stays readable. */
+	}
+}
+
+const struct bp_backend_ops bp_backend_epoll = {
+	.name = "epoll",
+	.completion = false,
+	.init = epoll_init,
+	.fini = epoll_fini,
+	.add = epoll_add,
+	.want_write = epoll_want_write,
+	.recv = NULL,
+	.send = NULL,
+	.del = epoll_del,
+	.wait = epoll_wait_events,
+	.napi_seen = epoll_napi_seen,
+};

@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Connections: the same behaviour on readiness backends (the core does the
+ * recv/send syscalls when told the socket is ready) and on completion backends
+ * (the backend's ops did the I/O; the core consumes the results).
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <busypoll/net.h>
+
+#include "core/internal.h"
+
+/* Receives on which to look for the NAPI id: it is 0 until traffic arrives. */
+#define NAPI_PROBES 8
+/* A stream message that does not fit in this much unconsumed data is an error. */
+#define RBUF_MAX (64u << 20)
+/* Readiness backends: receives per READABLE event before yielding to others. */
+#define RECVS_PER_EVENT 4
+
+/* Queued datagrams carry their destination (the peer when they were sent). */
+struct dgram_hdr {
+	uint32_t len;
+	socklen_t addrlen;
+	struct sockaddr_storage addr;
+};
+
+static bool conn_completion(const struct bp_conn *c)
+{
+	return c->loop->be->completion;
+}
+
+static bool conn_is_dgram(const struct bp_conn *c)
+{
+	return c->flags & BP_CONN_DGRAM;
+}
+
+/* ---- closing ---- */
+
+static void conn_unlink(struct bp_conn *c)
+{
+	struct bp_loop *loop = c->loop;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		loop->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
+	c->next_dead = loop->dead_conns;
+	loop->dead_conns = c;
+}
+
+/* Close the socket; the struct is freed by the reaper once no op refers to it. */
+static void conn_teardown(struct bp_conn *c)
+{
+	c->io.dead = true;
+	c->loop->be->del(c->loop, &c->io);
+	close(c->io.fd);
+	c->loop->ctr.syscalls++;
+	conn_unlink(c);
+}
+
+/*
+ * A conn failed or the peer closed: tell the user, then tear down. Inside a
+ * callback of this conn the teardown waits until the callback returns, so the
+ * user never sees its state vanish under it.
+ */
+static void conn_fail(struct bp_conn *c, int err, const char *syscall)
+{
+	if (c->io.dead)
+		return;
+	if (c->in_callback) {
+		if (!c->fail_syscall) {
+			c->fail_err = err;
+			c->fail_syscall = syscall;
+		}
+		return;
+	}
+	if (c->ops->on_close) {
+		c->in_callback++;
+		c->ops->on_close(c, err, syscall);
+		c->in_callback--;
+	}
+	if (!c->io.dead)
+		conn_teardown(c);
+}
+
+/* After a callback: act on a failure it caused. Returns false if c is gone. */
+static bool conn_after_callback(struct bp_conn *c)
+{
+	if (c->io.dead)
+		return false;
+	if (c->fail_syscall && !c->in_callback) {
+		const char *sc = c->fail_syscall;
+
+		c->fail_syscall = NULL;
+		conn_fail(c, c->fail_err, sc);
+		return false;
+	}
+	return true;
+}
+
+void bp_conn_close(struct bp_conn *c)
+{
+	if (!c->io.dead)
+		conn_teardown(c);
+}
+
+void bp_conn_discard(struct bp_conn *c)
+{
+	bp_conn_close(c);
+}
+
+void bp_conn_close_after_send(struct bp_conn *c)
+{
+	if (bp_sendq_len(&c->sq) == 0 && !(c->flags & BP_CONN_SEND_INFLIGHT))
+		bp_conn_close(c);
+	else
+		c->flags |= BP_CONN_CLOSE_AFTER_SEND;
+}
+
+/* ---- receiving ---- */
+
+static void conn_probe_napi(struct bp_conn *c)
+{
+	uint32_t id = 0;
+
+	c->napi_probes--;
+	c->loop->ctr.syscalls++;
+	if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
+		c->napi_id = id;
+		c->napi_probes = 0;
+		bp_loop_note_napi(c->loop, id);
+	}
+}
+
+/* Hand the unconsumed bytes to the user; keep what it did not consume. */
+static bool conn_deliver(struct bp_conn *c, size_t n)
+{
+	size_t used;
+
+	c->loop->ctr.bytes_in += n;
+	if (c->napi_probes)
+		conn_probe_napi(c);
+	if (conn_is_dgram(c)) {
+		c->in_callback++;
+		c->ops->on_recv(c, c->rbuf, n);
+		c->in_callback--;
+		c->rlen = 0;
+		return conn_after_callback(c);
+	}
+	c->rlen += n;
+	c->in_callback++;
+	used = c->ops->on_recv(c, c->rbuf, c->rlen);
+	c->in_callback--;
+	if (!conn_after_callback(c))
+		return false;
+	if (used > c->rlen)
+		used = c->rlen;
+	if (used) {
+		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+		c->rlen -= used;
+	}
+	if (c->rlen == c->rcap) {
+		/* The user needs more than fits: grow, within reason. */
+		size_t cap = c->rcap * 2;
+		uint8_t *nb = cap <= RBUF_MAX ? realloc(c->rbuf, cap) : NULL;
+
+		if (!nb) {
+			conn_fail(c, -ENOBUFS, "recv");
+			return false;
+		}
+		c->rbuf = nb;
+		c->rcap = cap;
+		c->riov.iov_base = nb;
+		c->riov.iov_len = cap;
+	}
+	return true;
+}
+
+static void conn_arm_recv(struct bp_conn *c)
+{
+	int ret;
+
+	if (c->io.dead || (c->flags & (BP_CONN_RECV_ARMED | BP_CONN_CONNECTING)))
+		return;
+	if (conn_is_dgram(c)) {
+		c->riov.iov_base = c->rbuf;
+		c->riov.iov_len = c->rcap;
+		c->rmsg.msg_name = &c->peer;
+		c->rmsg.msg_namelen = sizeof(c->peer);
+		c->rmsg.msg_iov = &c->riov;
+		c->rmsg.msg_iovlen = 1;
+		c->rmsg.msg_control = NULL;
+		c->rmsg.msg_controllen = 0;
+		c->rmsg.msg_flags = 0;
+	}
+	c->flags |= BP_CONN_RECV_ARMED;
+	ret = c->loop->be->recv(c->loop, c);
+	if (ret) {
+		c->flags &= ~BP_CONN_RECV_ARMED;
+		conn_fail(c, ret, "io_uring recv");
+	}
+}
+
+/* Readiness: read what is there, a few times at most, then let others run. */
+static void conn_read_ready(struct bp_conn *c)
+{
+	for (int i = 0; i < RECVS_PER_EVENT && !c->io.dead; i++) {
+		ssize_t n;
+
+		c->loop->ctr.syscalls++;
+		if (conn_is_dgram(c)) {
+			c->peerlen = sizeof(c->peer);
+			n = recvfrom(c->io.fd, c->rbuf, c->rcap, MSG_DONTWAIT,
+				     (struct sockaddr *)&c->peer, &c->peerlen);
+		} else {
+			n = recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
+		}
+		if (n > 0) {
+			size_t room = c->rcap - c->rlen;
+
+			if (!conn_deliver(c, (size_t)n))
+				return;
+			/* A short read means the socket is drained: skip the EAGAIN syscall. */
+			if (!conn_is_dgram(c) && (size_t)n < room)
+				return;
+			continue;
+		}
+		if (n == 0 && !conn_is_dgram(c)) {
+			conn_fail(c, 0, "recv");
+			return;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n < 0) {
+			conn_fail(c, -errno, conn_is_dgram(c) ? "recvfrom" : "recv");
+			return;
+		}
+	}
+}
+
+/* ---- sending ---- */
+
+static void conn_sent_all(struct bp_conn *c)
+{
+	if (c->flags & BP_CONN_CLOSE_AFTER_SEND) {
+		bp_conn_close(c);
+		return;
+	}
+	if (c->ops->on_drain) {
+		c->in_callback++;
+		c->ops->on_drain(c);
+		c->in_callback--;
+		conn_after_callback(c);
+	}
+}
+
+static int conn_want_write(struct bp_conn *c, bool on)
+{
+	if (!!(c->flags & BP_CONN_WRITE_WANTED) == on)
+		return 0;
+	if (on)
+		c->flags |= BP_CONN_WRITE_WANTED;
+	else
+		c->flags &= ~BP_CONN_WRITE_WANTED;
+	return c->loop->be->want_write(c->loop, &c->io, on);
+}
+
+/* One datagram with a syscall; returns bytes, or -errno. */
+static ssize_t dgram_send_now(struct bp_conn *c, const void *data, size_t len,
+			      const struct sockaddr_storage *to, socklen_t tolen)
+{
+	ssize_t n;
+
+	c->loop->ctr.syscalls++;
+	if (c->flags & BP_CONN_DGRAM_CONNECTED)
+		n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		n = sendto(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+			   (const struct sockaddr *)to, tolen);
+	return n < 0 ? -errno : n;
+}
+
+/* Readiness: push queued bytes until the socket is full or the queue is empty. */
+static void conn_flush_ready(struct bp_conn *c)
+{
+	while (bp_sendq_len(&c->sq)) {
+		ssize_t n;
+
+		if (conn_is_dgram(c)) {
+			struct dgram_hdr h;
+
+			memcpy(&h, bp_sendq_data(&c->sq), sizeof(h));
+			n = dgram_send_now(c, bp_sendq_data(&c->sq) + sizeof(h), h.len, &h.addr,
+					   h.addrlen);
+			if (n == -EAGAIN)
+				return;
+			if (n < 0) {
+				conn_fail(c, (int)n, "sendto");
+				return;
+			}
+			c->loop->ctr.bytes_out += h.len;
+			bp_sendq_consume(&c->sq, sizeof(h) + h.len);
+			continue;
+		}
+		c->loop->ctr.syscalls++;
+		n = send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			conn_fail(c, -errno, "send");
+			return;
+		}
+		c->loop->ctr.bytes_out += (size_t)n;
+		bp_sendq_consume(&c->sq, (size_t)n);
+	}
+	if (conn_want_write(c, false) < 0) {
+		conn_fail(c, -errno, "epoll_ctl");
+		return;
+	}
+	conn_sent_all(c);
+}
+
+/* Completion: start the next send from the queue if none is in flight. */
+static void conn_start_send(struct bp_conn *c)
+{
+	int ret;
+
+	if (c->io.dead || (c->flags & (BP_CONN_SEND_INFLIGHT | BP_CONN_CONNECTING)) ||
+	    !bp_sendq_len(&c->sq))
+		return;
+	bp_sendq_pin(&c->sq);
+	if (conn_is_dgram(c)) {
+		struct dgram_hdr h;
+
+		memcpy(&h, bp_sendq_data(&c->sq), sizeof(h));
+		c->speer = h.addr;
+		c->siov.iov_base = (void *)(bp_sendq_data(&c->sq) + sizeof(h));
+		c->siov.iov_len = h.len;
+		memset(&c->smsg, 0, sizeof(c->smsg));
+		if (!(c->flags & BP_CONN_DGRAM_CONNECTED)) {
+			c->smsg.msg_name = &c->speer;
+			c->smsg.msg_namelen = h.addrlen;
+		}
+		c->smsg.msg_iov = &c->siov;
+		c->smsg.msg_iovlen = 1;
+		c->inflight_len = sizeof(h) + h.len;
+		c->flags |= BP_CONN_SEND_INFLIGHT;
+		ret = c->loop->be->send(c->loop, c, NULL, 0);
+	} else {
+		c->inflight_len = bp_sendq_len(&c->sq);
+		c->flags |= BP_CONN_SEND_INFLIGHT;
+		ret = c->loop->be->send(c->loop, c, bp_sendq_data(&c->sq), c->inflight_len);
+	}
+	if (ret) {
+		c->flags &= ~BP_CONN_SEND_INFLIGHT;
+		bp_sendq_unpin(&c->sq);
+		conn_fail(c, ret, "io_uring send");
+	}
+}
+
+static void conn_send_done(struct bp_conn *c, int res)
+{
+	c->flags &= ~BP_CONN_SEND_INFLIGHT;
+	if (res < 0) {
+		bp_sendq_unpin(&c->sq);
+		conn_fail(c, res, conn_is_dgram(c) ? "sendmsg" : "send");
+		return;
+	}
+	if (conn_is_dgram(c)) {
+		c->loop->ctr.bytes_out += c->siov.iov_len;
+		bp_sendq_consume(&c->sq, c->inflight_len);
+	} else {
+		c->loop->ctr.bytes_out += (size_t)res;
+		bp_sendq_consume(&c->sq, (size_t)res);
+	}
+	bp_sendq_unpin(&c->sq);
+	if (bp_sendq_len(&c->sq))
+		conn_start_send(c);
+	else
+		conn_sent_all(c);
+}
+
+static int dgram_queue(struct bp_conn *c, const void *data, size_t len)
+{
+	struct dgram_hdr h = { .len = (uint32_t)len, .addrlen = c->peerlen, .addr = c->peer };
+	int ret = bp_sendq_push(&c->sq, &h, sizeof(h));
+
+	if (!ret)
+		ret = bp_sendq_push(&c->sq, data, len);
+	return ret;
+}
+
+int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
+{
+	bool idle = !bp_sendq_len(&c->sq) && !(c->flags & (BP_CONN_CONNECTING | BP_CONN_SEND_INFLIGHT));
+	ssize_t n = 0;
+	int ret;
+
+	if (c->io.dead || c->fail_syscall || (c->flags & BP_CONN_CLOSE_AFTER_SEND))
+		return -ENOTCONN;
+	if (conn_is_dgram(c)) {
+		if (!(c->flags & BP_CONN_DGRAM_CONNECTED) && !c->peerlen)
+			return bp_err_set(-EDESTADDRREQ, "send: no datagram received yet to reply to");
+		if (idle && !conn_completion(c)) {
+			n = dgram_send_now(c, data, len, &c->peer, c->peerlen);
+			if (n >= 0) {
+				c->loop->ctr.bytes_out += len;
+				return 0;
+			}
+			if (n != -EAGAIN) {
+				conn_fail(c, (int)n, "sendto");
+				return bp_err_sys("sendto", (int)n);
+			}
+		}
+		ret = dgram_queue(c, data, len);
+		if (ret)
+			return bp_err_set(ret, "send: out of memory for the send queue");
+	} else {
+		if (idle && !conn_completion(c)) {
+			c->loop->ctr.syscalls++;
+			n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0) {
+				if (errno != EAGAIN && errno != EINTR) {
+					int err = -errno;
+
+					conn_fail(c, err, "send");
+					return bp_err_sys("send", err);
+				}
+				n = 0;
+			}
+			c->loop->ctr.bytes_out += (size_t)n;
+			if ((size_t)n == len)
+				return 0;
+		}
+		ret = bp_sendq_push(&c->sq, (const uint8_t *)data + n, len - (size_t)n);
+		if (ret)
+			return bp_err_set(ret, "send: out of memory for the send queue");
+	}
+	if (conn_completion(c)) {
+		conn_start_send(c);
+	} else if (!(c->flags & BP_CONN_CONNECTING)) {
+		ret = conn_want_write(c, true);
+		if (ret)
+			conn_fail(c, ret, "epoll_ctl");
+	}
+	return 0;
+}
+
+/* ---- connect ---- */
+
+static void conn_connected(struct bp_conn *c, int poll_res)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	c->loop->ctr.syscalls++;
+	if (getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (!err && poll_res < 0)
+		err = -poll_res;
+	if (err) {
+		conn_fail(c, -err, "connect");
+		return;
+	}
+	c->flags &= ~BP_CONN_CONNECTING;
+	if (!conn_completion(c) && !bp_sendq_len(&c->sq) && conn_want_write(c, false)) {
+		conn_fail(c, -errno, "epoll_ctl");
+		return;
+	}
+	if (c->ops->on_connect) {
+		c->in_callback++;
+		c->ops->on_connect(c);
+		c->in_callback--;
+		if (!conn_after_callback(c))
+			return;
+	}
+	if (conn_completion(c)) {
+		conn_arm_recv(c);
+		conn_start_send(c);
+	}
+}
+
+/* ---- events from the backend ---- */
+
+void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
+{
+	switch (ev->kind) {
+	case BP_EV_READABLE:
+		if (c->flags & BP_CONN_CONNECTING) {
+			conn_connected(c, (ev->flags & BP_EVF_ERR) ? -ECONNREFUSED : 0);
+			break;
+		}
+		conn_read_ready(c);
+		break;
+	case BP_EV_WRITABLE:
+		if (c->flags & BP_CONN_CONNECTING) {
+			conn_connected(c, ev->res < 0 ? ev->res : 0);
+			/* Bytes queued while connecting go now; otherwise nothing to flush. */
+			if (c->io.dead || conn_completion(c) || !bp_sendq_len(&c->sq))
+				break;
+		}
+		if (!conn_completion(c))
+			conn_flush_ready(c);
+		break;
+	case BP_EV_RECV:
+		c->flags &= ~BP_CONN_RECV_ARMED;
+		if (ev->res > 0) {
+			if (conn_is_dgram(c))
+				c->peerlen = c->rmsg.msg_namelen;
+			if (conn_deliver(c, (size_t)ev->res))
+				conn_arm_recv(c);
+		} else if (ev->res == 0 && !conn_is_dgram(c)) {
+			conn_fail(c, 0, "recv");
+		} else if (ev->res == 0 || ev->res == -EAGAIN || ev->res == -EINTR ||
+			   ev->res == -ENOBUFS) {
+			conn_arm_recv(c);
+		} else {
+			conn_fail(c, ev->res, conn_is_dgram(c) ? "recvmsg" : "recv");
+		}
+		break;
+	case BP_EV_SEND:
+		conn_send_done(c, ev->res);
+		break;
+	}
+}
+
+/* ---- creating ---- */
+
+static int conn_new(struct bp_loop *loop, int fd, int type, const struct bp_conn_ops *ops,
+		    void *user, struct bp_conn **out)
+{
+	struct bp_conn *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->rbuf = malloc(BP_CONN_RBUF_INITIAL);
+	if (!c || !c->rbuf) {
+		free(c);
+		return bp_err_set(-ENOMEM, "connection: out of memory");
+	}
+	c->io.fd = fd;
+	c->io.kind = BP_IO_CONN;
+	c->loop = loop;
+	c->ops = ops;
+	c->user = user;
+	c->rcap = BP_CONN_RBUF_INITIAL;
+	c->napi_probes = NAPI_PROBES;
+	if (type == SOCK_DGRAM)
+		c->flags |= BP_CONN_DGRAM;
+	c->next = loop->conns;
+	if (loop->conns)
+		loop->conns->prev = c;
+	loop->conns = c;
+	*out = c;
+	return 0;
+}
+
+static bool fd_is_connected(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return getpeername(fd, (struct sockaddr *)&ss, &len) == 0;
+}
+
+int bp_conn_adopt(struct bp_loop *loop, int fd, const struct bp_conn_ops *ops, void *user,
+		  struct bp_conn **connp)
+{
+	struct bp_conn *c;
+	int type = 0, ret;
+	socklen_t len = sizeof(type);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) {
+		ret = bp_err_sys("getsockopt(SO_TYPE)", -errno);
+		close(fd);
+		return ret;
+	}
+	ret = bp_sock_set_nonblock(fd);
+	if (!ret && type == SOCK_STREAM)
+		bp_sock_set_nodelay(fd, true); /* a latency toolkit: never wait for Nagle */
+	if (!ret)
+		ret = conn_new(loop, fd, type, ops, user, &c);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	if (type == SOCK_DGRAM && fd_is_connected(fd))
+		c->flags |= BP_CONN_DGRAM_CONNECTED;
+	ret = loop->be->add(loop, &c->io);
+	if (ret) {
+		conn_teardown(c);
+		return ret;
+	}
+	if (conn_completion(c))
+		conn_arm_recv(c);
+	if (connp)
+		*connp = c;
+	return 0;
+}
+
+int bp_conn_connect(struct bp_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    int type, const struct bp_conn_ops *ops, void *user, struct bp_conn **connp)
+{
+	struct bp_conn *c;
+	int fd, ret;
+
+	fd = socket(addr->sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return bp_err_sys("socket", -errno);
+	if (type == SOCK_STREAM)
+		bp_sock_set_nodelay(fd, true);
+	if (connect(fd, addr, addrlen) < 0 && errno != EINPROGRESS) {
+		ret = bp_err_sys("connect", -errno);
+		close(fd);
+		return ret;
+	}
+	ret = conn_new(loop, fd, type, ops, user, &c);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	if (type == SOCK_DGRAM)
+		c->flags |= BP_CONN_DGRAM_CONNECTED;
+	/* Finish the connect from the loop (on_connect never runs inside this call). */
+	c->flags |= BP_CONN_CONNECTING;
+	ret = loop->be->add(loop, &c->io);
+	if (!ret)
+		ret = conn_want_write(c, true);
+	if (ret) {
+		conn_teardown(c);
+		return ret;
+	}
+	if (connp)
+		*connp = c;
+	return 0;
+}
+
+/* ---- accessors ---- */
+
+int bp_conn_fd(const struct bp_conn *c) { return c->io.fd; }
+struct bp_loop *bp_conn_loop(const struct bp_conn *c) { return c->loop; }
+void *bp_conn_data(const struct bp_conn *c) { return c->user; }
+void bp_conn_set_data(struct bp_conn *c, void *user) { c->user = user; }
+
+size_t bp_conn_pending(const struct bp_conn *c)
+{
+	return bp_sendq_len(&c->sq);
+}
+
+uint32_t bp_conn_napi_id(struct bp_conn *c)
+{
+	if (!c->napi_id && !c->io.dead) {
+		uint32_t id = 0;
+
+		if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
+			c->napi_id = id;
+			c->napi_probes = 0;
+			bp_loop_note_napi(c->loop, id);
+		}
+	}
+	return c->napi_id;
+}
+
+const struct sockaddr_storage *bp_conn_peer(const struct bp_conn *c, socklen_t *len)
+{
+	if (len)
+		*len = c->peerlen;
+	return &c->peer;
+}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loop: picks the wait for the policy, calls the backend to gather, then
+ * dispatches, runs timers and frees what died. Every mode is timed and counted
+ * here, in one place.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+uint64_t bp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct bp_backend_ops *backend_for(enum bp_backend_kind kind)
+{
+	return kind == BP_BACKEND_URING ? &bp_backend_uring : &bp_backend_epoll;
+}
+
+int bp_loop_create(struct bp_loop **loopp, const struct bp_mode *mode)
+{
+	struct bp_loop *loop;
+	char why[200];
+	int ret;
+
+	ret = bp_mode_check(mode, why, sizeof(why));
+	if (ret)
+		return bp_err_set(ret, "%s", why);
+
+	loop = calloc(1, sizeof(*loop));
+	if (!loop)
+		return bp_err_set(-ENOMEM, "bp_loop_create: out of memory");
+	loop->mode = *mode;
+	loop->be = backend_for(mode->backend);
+	loop->now_ns = bp_now_ns();
+	pthread_mutex_init(&loop->post_lock, NULL);
+
+	loop->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	loop->wake.kind = BP_IO_WAKE;
+	if (loop->wake.fd < 0) {
+		ret = bp_err_sys("eventfd", -errno);
+		goto err_free;
+	}
+	ret = loop->be->init(loop);
+	if (ret)
+		goto err_close;
+	ret = loop->be->add(loop, &loop->wake);
+	if (ret)
+		goto err_fini;
+	*loopp = loop;
+	return 0;
+
+err_fini:
+	loop->be->fini(loop);
+err_close:
+	close(loop->wake.fd);
+err_free:
+	pthread_mutex_destroy(&loop->post_lock);
+	free(loop);
+	return ret;
+}
+
+void bp_loop_destroy(struct bp_loop *loop)
+{
+	if (!loop)
+		return;
+	while (loop->conns)
+		bp_conn_discard(loop->conns);
+	while (loop->listeners)
+		bp_listener_discard(loop->listeners);
+	/* Tearing the backend down ends every op in flight, so nothing is left to wait for. */
+	loop->be->fini(loop);
+	bp_loop_reap(loop, true);
+	close(loop->wake.fd);
+	bp_timer_heap_free(&loop->timers);
+	pthread_mutex_destroy(&loop->post_lock);
+	free(loop->posts);
+	free(loop);
+}
+
+/* How long the next wait may block, in ns (-1 = until woken). */
+static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
+{
+	const struct bp_mode *m = &loop->mode;
+	struct bp_timer *t = bp_timer_heap_top(&loop->timers);
+	int64_t timeout = -1;
+
+	if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
+		return 0;
+	if (m->policy == BP_POLICY_SPIN)
+		return 0;
+	/* Hybrid: keep polling while work arrived within the period, then block. */
+	if (m->policy == BP_POLICY_HYBRID &&
+	    loop->now_ns - loop->last_activity_ns < (uint64_t)m->period_us * 1000)
+		return 0;
+	if (t)
+		timeout = t->deadline_ns > loop->now_ns ? (int64_t)(t->deadline_ns - loop->now_ns) : 0;
+	if (cap_ns >= 0 && (timeout < 0 || cap_ns < timeout))
+		timeout = cap_ns;
+	return timeout;
+}
+
+static void loop_dispatch(struct bp_loop *loop)
+{
+	for (int i = 0; i < loop->nev; i++) {
+		const struct bp_event *ev = &loop->ev[i];
+		struct bp_io *io = ev->io;
+
+		if (io->dead)
+			continue;
+		loop->ctr.completions++;
+		switch (io->kind) {
+		case BP_IO_CONN:
+			bp_conn_on_event((struct bp_conn *)io, ev);
+			break;
+		case BP_IO_LISTENER:
+			bp_listener_on_event((struct bp_listener *)io, ev);
+			break;
+		case BP_IO_WAKE: {
+			uint64_t v;
+
+			loop->ctr.syscalls++;
+			if (read(loop->wake.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				bp_err_sys("read(eventfd)", -errno);
+			atomic_store(&loop->wake_pending, false);
+			bp_loop_run_posts(loop);
+			break;
+		}
+		}
+	}
+	loop->nev = 0;
+}
+
+int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
+{
+	int64_t timeout_ns = loop_wait_timeout(loop, timeout_us < 0 ? -1 : timeout_us * 1000);
+	uint64_t t0 = loop->now_ns = bp_now_ns(), t1;
+	int n;
+
+	loop->nev = 0;
+	n = loop->be->wait(loop, timeout_ns);
+	t1 = loop->now_ns = bp_now_ns();
+	loop->ctr.waits++;
+	if (timeout_ns == 0)
+		loop->ctr.poll_ns += t1 - t0;
+	else
+		loop->ctr.sleep_ns += t1 - t0;
+	if (n < 0)
+		return n;
+	if (n == 0) {
+		loop->ctr.empty_polls++;
+	} else {
+		if (timeout_ns != 0)
+			loop->ctr.wakeups++;
+		loop->last_activity_ns = t1;
+		loop_dispatch(loop);
+	}
+	if (loop->timers.len)
+		bp_timers_run(loop, loop->now_ns);
+	if (loop->dead_conns || loop->dead_listeners)
+		bp_loop_reap(loop, false);
+	return n;
+}
+
+int bp_loop_run(struct bp_loop *loop)
+{
+	while (!atomic_load_explicit(&loop->stop, memory_order_relaxed)) {
+		int ret = bp_loop_run_once(loop, -1);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void bp_loop_stop(struct bp_loop *loop)
+{
+	uint64_t one = 1;
+
+	atomic_store(&loop->stop, true);
+	/* write(2) is async-signal-safe; EAGAIN means a wake-up is already pending. */
+	if (write(loop->wake.fd, &one, sizeof(one)) < 0) {
+		/* nothing to do: the flag is set and the loop checks it every pass */
+	}
+}
+
+bool bp_loop_stopping(const struct bp_loop *loop)
+{
+	return atomic_load(&((struct bp_loop *)loop)->stop);
+}
+
+const struct bp_mode *bp_loop_mode(const struct bp_loop *loop) { return &loop->mode; }
+const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { return &loop->ctr; }
+void *bp_loop_data(const struct bp_loop *loop) { return loop->user; }
+void bp_loop_set_data(struct bp_loop *loop, void *data) { loop->user = data; }
+uint64_t bp_loop_now_ns(const struct bp_loop *loop) { return loop->now_ns; }
+
+size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max)
+{
+	size_t n = loop->n_napi_ids < max ? loop->n_napi_ids : max;
+
+	memcpy(ids, loop->napi_ids, n * sizeof(*ids));
+	return n;
+}
+
+void bp_loop_note_napi(struct bp_loop *loop, uint32_t napi_id)
+{
+	if (napi_id < BP_MIN_NAPI_ID)
+		return;
+	for (uint32_t i = 0; i < loop->n_napi_ids; i++)
+		if (loop->napi_ids[i] == napi_id)
+			return;
+	if (loop->n_napi_ids < BP_MAX_NAPI_IDS)
+		loop->napi_ids[loop->n_napi_ids++] = napi_id;
+	if (loop->be->napi_seen)
+		loop->be->napi_seen(loop, napi_id);
+}
+
+void bp_loop_reap(struct bp_loop *loop, bool force)
+{
+	struct bp_conn **cp = &loop->dead_conns;
+	struct bp_listener **lp = &loop->dead_listeners;
+
+	while (*cp) {
+		struct bp_conn *c = *cp;
+
+		if (c->io.inflight && !force) {
+			cp = &c->next_dead;
+			continue;
+		}
+		*cp = c->next_dead;
+		bp_sendq_free(&c->sq);
+		free(c->rbuf);
+		free(c);
+	}
+	while (*lp) {
+		struct bp_listener *l = *lp;
+
+		if (l->io.inflight && !force) {
+			lp = &l->next_dead;
+			continue;
+		}
+		*lp = l->next_dead;
+		free(l);
+	}
+}
