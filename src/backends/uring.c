@@ -40,10 +40,20 @@
  * core closes the fd right after ->del, and a new socket may get the same
  * number before our cancel is submitted), and the core frees a dead io once
  * inflight is 0. io->bstate holds one bit per op kind in flight, so ->del
- * knows exactly what to cancel.
+ * knows exactly what to cancel, and marks what it cancelled so that nothing
+ * more is delivered for it even when the io stays alive (a listener paused
+ * after EMFILE is del'ed, then added again).
  *
- * Syscall accounting: loop->ctr.syscalls counts io_uring_enter and
- * io_uring_register calls that really happen. liburing decides by itself
+ * Threads: COOP and DEFER rings are SINGLE_ISSUER, owned by one task. They
+ * are created IORING_SETUP_R_DISABLED and enabled at the first submit or
+ * wait, so they belong to the thread that runs the loop, not to the one that
+ * created it (the echo test creates server loops on its main thread).
+ *
+ * Teardown: ->fini cancels whatever is still in flight and waits briefly for
+ * it, so the kernel writes into no receive buffer once the core frees it.
+ *
+ * Syscall accounting: loop->ctr.syscalls counts io_uring_setup, io_uring_enter
+ * and io_uring_register calls that really happen. liburing decides by itself
  * whether io_uring_submit enters; submit_enters() mirrors its test (with
  * SQPOLL the SQ thread may fall asleep between the two looks, so that count
  * can be one short now and then).
@@ -74,9 +84,10 @@ enum {
 	OP_CANCEL = 7,  /* carries no io: its CQE is swallowed */
 };
 #define OP_MASK 7u
-#define OP_BIT(op) (1u << (op))
-#define OPS_ALL (OP_BIT(OP_RECV) | OP_BIT(OP_RECVMSG) | OP_BIT(OP_SEND) | \
-		 OP_BIT(OP_SENDMSG) | OP_BIT(OP_POLL) | OP_BIT(OP_POLLOUT))
+/* io->bstate: per op kind, at most one in flight */
+#define OP_BIT(op) (1u << (op))               /* in flight */
+#define CANCELLED_BIT(op) (1u << (8 + (op)))  /* ->del cancelled it: swallow its CQEs */
+#define REARM_BIT(op) (1u << (16 + (op)))     /* armed again while the cancelled one was out */
 
 struct uring {
 	struct io_uring ring;
@@ -104,6 +115,28 @@ static inline struct bp_io *user_data_io(uint64_t ud)
 static inline unsigned user_data_op(uint64_t ud)
 {
 	return (unsigned)(ud & OP_MASK);
+}
+
+/*
+ * ring_register - io_uring_register(2) by hand: liburing 2.3 has no NAPI
+ * helper, and its io_uring_enable_rings() is declared but not exported.
+ */
+static int ring_register(struct bp_loop *loop, struct uring *u, unsigned opcode,
+			 void *arg, unsigned nr_args)
+{
+	loop->ctr.syscalls++;
+	if (syscall(__NR_io_uring_register, u->ring.ring_fd, opcode, arg, nr_args) < 0)
+		return -errno;
+	return 0;
+}
+
+/* enter_error - an io_uring_enter failure, named; -EEXIST has a known cause. */
+static int enter_error(int err)
+{
+	if (err == -EEXIST)
+		return bp_err_set(err, "io_uring_enter: SINGLE_ISSUER ring used from a thread "
+				  "other than the one that runs the loop");
+	return bp_err_sys("io_uring_enter", err);
 }
 
 /* ---- submission ---- */
@@ -139,8 +172,7 @@ static int enable_ring(struct bp_loop *loop, struct uring *u)
 
 	if (!u->disabled)
 		return 0;
-	loop->ctr.syscalls++;
-	ret = io_uring_enable_rings(&u->ring);
+	ret = ring_register(loop, u, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 	if (ret < 0)
 		return bp_err_sys("io_uring_register", ret);
 	u->disabled = false;
@@ -161,7 +193,7 @@ static int submit_pending(struct bp_loop *loop, struct uring *u)
 		loop->ctr.syscalls++;
 	ret = io_uring_submit(&u->ring);
 	if (ret < 0 && ret != -EBUSY && ret != -EAGAIN && ret != -EINTR)
-		return bp_err_sys("io_uring_enter", ret);
+		return enter_error(ret);
 	return 0;
 }
 
@@ -200,17 +232,42 @@ static void track_op(struct uring *u, struct io_uring_sqe *sqe, struct bp_io *io
 	u->ops++;
 }
 
-/* arm_poll - multishot POLLIN on a listener or the wake fd. */
-static int arm_poll(struct bp_loop *loop, struct uring *u, struct bp_io *io)
+/*
+ * arm_poll - OP_POLL: POLLIN on a listener or the wake fd, re-armed after
+ * each CQE that lacks IORING_CQE_F_MORE; OP_POLLOUT: one POLLOUT (connect
+ * finished). Arming what is armed already does nothing; if ->del cancelled it
+ * and its CQE is not back yet, arm again once it is.
+ *
+ * The wake fd gets a multishot poll: the core drains the eventfd on every
+ * event, so one CQE per wake-up is all it needs, with no SQE per event.
+ * A listener gets a one-shot poll instead, because the core accepts at most a
+ * batch per event and relies on READABLE being level-triggered: a multishot
+ * poll posts one CQE per wake-up, and wake-ups that arrive together (a burst
+ * of connects; on DEFER_TASKRUN rings all of them between two waits) fold
+ * into one CQE, stranding the rest of the backlog until the next connect.
+ * The re-armed one-shot poll is submitted with the next wait, after the core
+ * has accepted, so it fires at once if the backlog is not empty: level.
+ */
+static int arm_poll(struct bp_loop *loop, struct uring *u, struct bp_io *io, unsigned op)
 {
 	struct io_uring_sqe *sqe;
 	int err = 0;
 
+	if (io->bstate & OP_BIT(op)) {
+		if (io->bstate & CANCELLED_BIT(op))
+			io->bstate |= REARM_BIT(op);
+		return 0;
+	}
 	sqe = get_sqe(loop, u, &err);
 	if (!sqe)
 		return err;
-	io_uring_prep_poll_multishot(sqe, io->fd, POLLIN);
-	track_op(u, sqe, io, OP_POLL);
+	if (op == OP_POLL && io->kind != BP_IO_LISTENER)
+		io_uring_prep_poll_multishot(sqe, io->fd, POLLIN);
+	else if (op == OP_POLL)
+		io_uring_prep_poll_add(sqe, io->fd, POLLIN);
+	else
+		io_uring_prep_poll_add(sqe, io->fd, POLLOUT);
+	track_op(u, sqe, io, op);
 	return 0;
 }
 
@@ -289,14 +346,10 @@ static int setup_ring(struct bp_loop *loop, struct uring *u)
 	return 0;
 }
 
-/* napi_register - IORING_REGISTER_NAPI; the kernel writes the old settings back. */
+/* napi_register - IORING_REGISTER_NAPI (nr_args must be 1); the old settings come back in *napi. */
 static int napi_register(struct bp_loop *loop, struct uring *u, struct bp_io_uring_napi *napi)
 {
-	long ret;
-
-	loop->ctr.syscalls++;
-	ret = syscall(__NR_io_uring_register, u->ring.ring_fd, IORING_REGISTER_NAPI, napi, 1);
-	return ret < 0 ? -errno : 0;
+	return ring_register(loop, u, IORING_REGISTER_NAPI, napi, 1);
 }
 
 static int setup_napi(struct bp_loop *loop, struct uring *u)
@@ -420,23 +473,15 @@ static int uring_add(struct bp_loop *loop, struct bp_io *io)
 	/* a conn gets its receive from ->recv; only listeners and the wake fd poll */
 	if (io->kind == BP_IO_CONN)
 		return 0;
-	return arm_poll(loop, ring_of(loop), io);
+	return arm_poll(loop, ring_of(loop), io, OP_POLL);
 }
 
 static int uring_want_write(struct bp_loop *loop, struct bp_io *io, bool on)
 {
-	struct uring *u = ring_of(loop);
-	struct io_uring_sqe *sqe;
-	int err = 0;
-
-	if (!on || (io->bstate & OP_BIT(OP_POLLOUT)))
+	/* on=false: a one-shot poll stops by itself; nothing to take back */
+	if (!on)
 		return 0;
-	sqe = get_sqe(loop, u, &err);
-	if (!sqe)
-		return err;
-	io_uring_prep_poll_add(sqe, io->fd, POLLOUT);
-	track_op(u, sqe, io, OP_POLLOUT);
-	return 0;
+	return arm_poll(loop, ring_of(loop), io, OP_POLLOUT);
 }
 
 static int uring_recv(struct bp_loop *loop, struct bp_conn *c)
@@ -489,16 +534,18 @@ static int uring_send(struct bp_loop *loop, struct bp_conn *c, const void *buf, 
 static int uring_del(struct bp_loop *loop, struct bp_io *io)
 {
 	struct uring *u = ring_of(loop);
-	unsigned armed = io->bstate & OPS_ALL;
-	int ret = 0;
+	int ret;
 
 	/*
 	 * The cancels go out with the next submit; until then the ring's own file
-	 * references keep the socket alive, so the fd number can be reused safely.
+	 * references keep the socket alive, and since they match by user_data, not
+	 * by fd, a new socket that gets the same fd number is never hit.
 	 */
 	for (unsigned op = OP_RECV; op < OP_CANCEL; op++) {
-		if (!(armed & OP_BIT(op)))
+		io->bstate &= ~REARM_BIT(op);
+		if (!(io->bstate & OP_BIT(op)) || (io->bstate & CANCELLED_BIT(op)))
 			continue;
+		io->bstate |= CANCELLED_BIT(op);
 		ret = cancel_op(loop, u, io, op);
 		if (ret < 0)
 			return ret;
@@ -563,6 +610,17 @@ static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_ur
 		io->inflight--;
 		io->bstate &= ~OP_BIT(op);
 	}
+	if (io->bstate & CANCELLED_BIT(op)) {
+		/* ->del stopped it: nothing more for it, even if io lives on */
+		if (more)
+			return;
+		io->bstate &= ~CANCELLED_BIT(op);
+		if ((io->bstate & REARM_BIT(op)) && !io->dead) {
+			io->bstate &= ~REARM_BIT(op);
+			arm_poll(loop, u, io, op);
+		}
+		return;
+	}
 	if (io->dead)
 		return;
 
@@ -577,9 +635,9 @@ static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_ur
 		break;
 	case OP_POLL:
 		push_event(loop, io, BP_EV_READABLE, poll_flags(cqe->res), cqe->res);
-		/* the kernel ended the multishot poll (e.g. CQ overflow): re-arm */
+		/* a listener's one-shot poll, or a multishot the kernel ended (CQ overflow) */
 		if (!more && cqe->res >= 0)
-			arm_poll(loop, u, io);
+			arm_poll(loop, u, io, OP_POLL);
 		break;
 	case OP_POLLOUT:
 		push_event(loop, io, BP_EV_WRITABLE, poll_flags(cqe->res), cqe->res);
@@ -620,7 +678,7 @@ static int poll_ring(struct bp_loop *loop, struct uring *u)
 		loop->ctr.syscalls++;
 		ret = io_uring_submit_and_get_events(&u->ring);
 		if (ret < 0 && ret != -EINTR && ret != -EBUSY && ret != -EAGAIN)
-			return bp_err_sys("io_uring_enter", ret);
+			return enter_error(ret);
 		return 0;
 	}
 	return submit_pending(loop, u);
@@ -650,7 +708,7 @@ static int wait_ring(struct bp_loop *loop, struct uring *u, int64_t timeout_ns)
 		ret = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts, NULL);
 	}
 	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
-		return bp_err_sys("io_uring_enter", ret);
+		return enter_error(ret);
 	return 0;
 }
 
