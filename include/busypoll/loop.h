@@ -80,6 +80,9 @@ const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop);
 void *bp_loop_data(const struct bp_loop *loop);
 void bp_loop_set_data(struct bp_loop *loop, void *data);
 
+/* bp_now_ns - CLOCK_MONOTONIC in ns (vDSO, no syscall). */
+uint64_t bp_now_ns(void);
+
 /* bp_loop_now_ns - the loop's cached CLOCK_MONOTONIC, refreshed after every wait. */
 uint64_t bp_loop_now_ns(const struct bp_loop *loop);
 
@@ -155,7 +158,8 @@ struct bp_conn_ops {
 	void (*on_drain)(struct bp_conn *c);
 	/*
 	 * The connection is gone: err 0 = peer closed; otherwise -errno from the named
-	 * syscall. The conn is freed after this returns. Not called for bp_conn_close().
+	 * syscall. The conn is freed after this returns. Called exactly once for every
+	 * conn that ends by itself or by bp_conn_close_after_send; not for bp_conn_close().
 	 */
 	void (*on_close)(struct bp_conn *c, int err, const char *syscall);
 };
@@ -187,7 +191,10 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len);
 /* bp_conn_close - close now; queued bytes not yet sent are dropped. No on_close. */
 void bp_conn_close(struct bp_conn *c);
 
-/* bp_conn_close_after_send - close once the send queue is empty. */
+/*
+ * bp_conn_close_after_send - close once the send queue is empty; on_close(c, 0,
+ * "close") runs then (or earlier, with the error, if the peer goes first).
+ */
 void bp_conn_close_after_send(struct bp_conn *c);
 
 int bp_conn_fd(const struct bp_conn *c);
