@@ -11,7 +11,8 @@
  * On a control connection: fixed 16-byte commands (START, STOP) and a fixed-size
  * STATS reply with the server's side of the interval.
  * UDP flows: each request datagram starts with the run_id (u64), so request_size >= 8;
- * the run (sizes) is announced on the control connection.
+ * the run and its response size are announced by the control connection's hello
+ * (flags BP_RR_FLAG_UDP), and the server answers each datagram with that many bytes.
  */
 #ifndef BUSYPOLL_RR_PROTO_H
 #define BUSYPOLL_RR_PROTO_H
