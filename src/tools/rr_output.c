@@ -314,17 +314,26 @@ static void em_list(struct emit *e, const char *key, const int64_t *v, size_t n)
 /* ---- the result, walked once for json and csv ---- */
 
 /*
- * client_mode - the client side's mode as reported, else the settings' (whoever fills
- * the result may set either). *max: the size of the array it lives in.
+ * client_mode - the settings' canonical mode (mode_text, 128 bytes: never cut short),
+ * else the client side's (rr_side.mode has 96, like the wire). *max: its array's size.
  */
 static const char *client_mode(const struct rr_result *r, size_t *max)
 {
-	if (r->client.mode[0]) {
-		*max = sizeof(r->client.mode);
-		return r->client.mode;
+	if (r->opts.mode_text[0]) {
+		*max = sizeof(r->opts.mode_text);
+		return r->opts.mode_text;
 	}
-	*max = sizeof(r->opts.mode_text);
-	return r->opts.mode_text;
+	*max = sizeof(r->client.mode);
+	return r->client.mode;
+}
+
+/* em_sysctl - a sysctl's value; the client stores -1 when it could not read it. */
+static void em_sysctl(struct emit *e, const char *key, int v)
+{
+	if (v >= 0)
+		em_int(e, key, v);
+	else
+		em_null(e, key);
 }
 
 static void emit_side(struct emit *e, const char *key, const struct rr_side *s, uint64_t tx,
@@ -391,8 +400,8 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 
 	em_string(e, "kernel", r->kernel, sizeof(r->kernel));
 	em_begin(e, "sysctls", false);
-	em_int(e, "busy_poll", r->sysctl_busy_poll);
-	em_int(e, "busy_read", r->sysctl_busy_read);
+	em_sysctl(e, "busy_poll", r->sysctl_busy_poll);
+	em_sysctl(e, "busy_read", r->sysctl_busy_read);
 	em_end(e);
 
 	em_u64(e, "transactions", r->transactions);
@@ -475,6 +484,15 @@ static const char *per_tx_text(char *buf, size_t len, double v)
 	return buf;
 }
 
+/* sysctl_text - a sysctl's value, "?" when the client could not read it (-1). */
+static void sysctl_text(FILE *out, int v)
+{
+	if (v >= 0)
+		fprintf(out, "%d", v);
+	else
+		fputc('?', out);
+}
+
 #define TABLE_ROW "  %-26s %16s %16s\n"
 
 /* table_row_u64 / table_row_tx - one row: the client's value and the server's or "-". */
@@ -539,8 +557,11 @@ static void print_table(FILE *out, const struct rr_result *r)
 		fputc('-', out);
 	fputs("\n  kernel        ", out);
 	put_clean(out, r->kernel, sizeof(r->kernel));
-	fprintf(out, " (net.core.busy_poll %d, busy_read %d)\n", r->sysctl_busy_poll,
-		r->sysctl_busy_read);
+	fputs(" (net.core.busy_poll ", out);
+	sysctl_text(out, r->sysctl_busy_poll);
+	fputs(", busy_read ", out);
+	sysctl_text(out, r->sysctl_busy_read);
+	fputs(")\n", out);
 	fputs("  server        ", out);
 	if (r->server_addr[0]) {
 		put_clean(out, r->server_addr, sizeof(r->server_addr));

@@ -290,10 +290,21 @@ static void test_json_server_missing(void **state)
 	res.opts.priority = 6;
 	res.opts.transactions = 5000;
 	res.opts.duration_s = 0;
+	res.sysctl_busy_read = -1; /* unreadable */
+	/* A canonical mode longer than rr_side.mode holds: the settings keep all of it. */
+	snprintf(res.opts.mode_text, sizeof(res.opts.mode_text), "%s",
+		 "epoll:suspend,usecs=2147483647,budget=65535,defer=2147483647,"
+		 "gro-flush=9223372036854775807,suspend=9223372036854775807");
+	memcpy(res.client.mode, res.opts.mode_text, sizeof(res.client.mode) - 1); /* cut, as the wire does */
+	res.client.mode[sizeof(res.client.mode) - 1] = 0;
 	assert_int_equal(check_with_python(&res,
 		"{\"server\": null, \"settings.server_mode\": null, \"settings.protocol\": \"udp\","
 		" \"udp_lost\": 3, \"interrupted\": true, \"settings.priority\": 6,"
-		" \"settings.transactions_target\": 5000, \"settings.duration_s\": 0}", false), 0);
+		" \"settings.transactions_target\": 5000, \"settings.duration_s\": 0,"
+		" \"sysctls.busy_read\": null, \"sysctls.busy_poll\": 50,"
+		" \"settings.client_mode\": \"epoll:suspend,usecs=2147483647,budget=65535,"
+		"defer=2147483647,gro-flush=9223372036854775807,suspend=9223372036854775807\"}",
+		false), 0);
 }
 
 static void test_json_hostile_strings(void **state)
@@ -307,6 +318,7 @@ static void test_json_hostile_strings(void **state)
 		memcpy(res.server.mode, hostile, sizeof(hostile) - 1);
 	}
 	memset(res.client.mode, 'x', sizeof(res.client.mode)); /* no NUL at all */
+	memset(res.opts.mode_text, 0, sizeof(res.opts.mode_text)); /* so settings use it too */
 	memset(res.kernel, 'k', sizeof(res.kernel));
 	/* no samples: latency is null, not zeros */
 	bp_hist_init(&res.hist);
@@ -392,6 +404,7 @@ static void test_table(void **state)
 	assert_non_null(strstr(t, "6.18.0"));
 	assert_null(strstr(t, "interrupted"));
 	assert_null(strstr(t, "UDP lost"));
+	assert_non_null(strstr(t, "busy_poll 50, busy_read 0"));
 	assert_null(strchr(t, '\t')); /* the kernel string's tab is not sent to the terminal */
 	free(t);
 
@@ -399,7 +412,9 @@ static void test_table(void **state)
 	res.interrupted = true;
 	res.opts.udp = true;
 	res.udp_lost = 42;
+	res.sysctl_busy_poll = -1;
 	t = render(&res, RR_FORMAT_TABLE);
+	assert_non_null(strstr(t, "busy_poll ?, busy_read 0"));
 	assert_non_null(strstr(t, "interrupted: partial results"));
 	assert_non_null(strstr(t, "UDP lost        42"));
 	assert_null(strstr(t, "8193")); /* the server column is "-" */
