@@ -105,8 +105,11 @@ static void csv_string(FILE *out, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strnlen(s, max);
-	bool quote = strcspn(s, ",\"\r\n") < n;
+	bool quote = false;
 
+	/* not strcspn: s need not be NUL-terminated within max */
+	for (size_t i = 0; i < n; i++)
+		quote |= s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
 	if (quote)
 		fputc('"', out);
 	for (size_t i = 0; i < n;) {
