@@ -226,6 +226,7 @@ int bp_listener_create(struct bp_loop *loop, const struct sockaddr *addr, sockle
 /* bp_listener_port - the bound port (useful after binding port 0). */
 uint16_t bp_listener_port(const struct bp_listener *l);
 int bp_listener_fd(const struct bp_listener *l);
+struct bp_loop *bp_listener_loop(const struct bp_listener *l);
 void bp_listener_close(struct bp_listener *l);
 
 /* ---- placement by NAPI id ---- */
