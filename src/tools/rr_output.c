@@ -581,6 +581,9 @@ static void print_table(FILE *out, const struct rr_result *r)
 		fprintf(out, ", priority %d", o->priority);
 	fputs("\n\n", out);
 
+	/* Above the figures, not under them: every number below is from a cut-short run. */
+	if (r->interrupted)
+		fputs("interrupted: partial results\n", out);
 	fprintf(out, "transactions/s  %.1f  (%" PRIu64 " in %.3f s)\n", r->tps, tx, r->seconds);
 	if (h->count)
 		fprintf(out,
@@ -610,8 +613,6 @@ static void print_table(FILE *out, const struct rr_result *r)
 	if (o->udp)
 		fprintf(out, "\nUDP lost        %" PRIu64 " (requests timed out and resent)\n",
 			r->udp_lost);
-	if (r->interrupted)
-		fputs("\ninterrupted: partial results\n", out);
 }
 
 void rr_print(FILE *out, const struct rr_result *r, enum rr_format format)

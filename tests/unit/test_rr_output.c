@@ -416,6 +416,8 @@ static void test_table(void **state)
 	t = render(&res, RR_FORMAT_TABLE);
 	assert_non_null(strstr(t, "busy_poll ?, busy_read 0"));
 	assert_non_null(strstr(t, "interrupted: partial results"));
+	/* said before the figures it qualifies */
+	assert_true(strstr(t, "interrupted: partial results") < strstr(t, "transactions/s"));
 	assert_non_null(strstr(t, "UDP lost        42"));
 	assert_null(strstr(t, "8193")); /* the server column is "-" */
 	assert_null(strstr(t, "prefer"));
