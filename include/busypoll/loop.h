@@ -45,6 +45,11 @@ struct bp_loop_counters {
 
 /* bp_last_error - "syscall: reason" of the last failure on this thread. */
 const char *bp_last_error(void);
+/*
+ * bp_set_last_error - set this thread's message (e.g. in a loop-thread setup
+ * callback, whose message bp_loop_thread_start carries back). Returns err.
+ */
+int bp_set_last_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the loop ---- */
 

@@ -93,9 +93,9 @@ struct bp_rr_stats {
 	uint32_t threads;
 	uint32_t n_napi_ids;
 	uint32_t napi_ids[8];
-	char mode[96];           /* the server's mode, canonical text */
+	char mode[128];          /* the server's mode, canonical text */
 };
-#define BP_RR_STATS_LEN (8 + 13 * 8 + 4 + 4 + 8 * 4 + 96)
+#define BP_RR_STATS_LEN (8 + 13 * 8 + 4 + 4 + 8 * 4 + 128)
 
 void bp_rr_cmd_encode(uint32_t cmd, uint64_t run_id, uint8_t buf[BP_RR_CMD_LEN]);
 /* bp_rr_cmd_decode - 0, or -EPROTO (bad magic, unknown command). */

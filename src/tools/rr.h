@@ -55,7 +55,7 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 /* One side of a run: CPU, engine counters, kernel evidence, over the measured interval. */
 struct rr_side {
 	bool valid;
-	char mode[96];
+	char mode[128];
 	uint32_t threads;
 	uint64_t transactions;    /* all phases (warm-up included): both sides count the same */
 	uint64_t interval_ns;

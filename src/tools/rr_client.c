@@ -365,7 +365,7 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 
 		if (ret) {
 			if (ret == -EMFILE || ret == -ENFILE)
-				return bp_err_set(ret, "out of file descriptors after %d flows (ulimit -n)", i);
+				return bp_set_last_error(ret, "out of file descriptors after %d flows (ulimit -n)", i);
 			return ret;
 		}
 	}

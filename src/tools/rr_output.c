@@ -318,7 +318,7 @@ static void em_list(struct emit *e, const char *key, const int64_t *v, size_t n)
 
 /*
  * client_mode - the settings' canonical mode (mode_text, 128 bytes: never cut short),
- * else the client side's (rr_side.mode has 96, like the wire). *max: its array's size.
+ * else the client side's (rr_side.mode has 128, like the wire). *max: its array's size.
  */
 static const char *client_mode(const struct rr_result *r, size_t *max)
 {

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
@@ -536,15 +537,15 @@ static int udp_socket_setup(struct rr_sthread *t)
 
 	fd = socket(s->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return bp_err_set(-errno, "udp socket: %s", strerror(errno));
+		return bp_set_last_error(-errno, "udp socket: %s", strerror(errno));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&s->addr, s->addrlen) < 0) {
 		int err = -errno;
 
 		close(fd);
 		if (err == -EADDRINUSE)
-			return bp_err_set(err, "udp port %u is in use; pick another with --port", s->port);
-		return bp_err_set(err, "udp bind: %s", strerror(-err));
+			return bp_set_last_error(err, "udp port %u is in use; pick another with --port", s->port);
+		return bp_set_last_error(err, "udp bind: %s", strerror(-err));
 	}
 	if (s->o.priority >= 0)
 		bp_sock_set_priority(fd, s->o.priority);
@@ -566,7 +567,7 @@ static int thread_setup(struct bp_loop *loop, void *arg)
 		ret = bp_listener_create(loop, (struct sockaddr *)&s->addr, s->addrlen, on_accept, s,
 					 &s->listener);
 		if (ret == -EADDRINUSE)
-			return bp_err_set(ret, "port %u is in use; pick another with --port", s->port);
+			return bp_set_last_error(ret, "port %u is in use; pick another with --port", s->port);
 		if (ret)
 			return ret;
 		s->port = bp_listener_port(s->listener);
