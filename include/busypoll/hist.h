@@ -17,7 +17,7 @@ extern "C" {
 /* 2^7 = 128 linear sub-buckets per power of two: error <= 1/128 < 1%. */
 #define BP_HIST_SUB_BITS 7
 #define BP_HIST_SUB (1u << BP_HIST_SUB_BITS)
-/* Powers of two above the linear range, up to 2^(7+38) ns (~ 9.7 hours). */
+/* Powers of two above the linear range: 2^7..2^46 ns, so values up to ~19.5 hours. */
 #define BP_HIST_MAGS 39
 #define BP_HIST_BUCKETS (BP_HIST_SUB * (BP_HIST_MAGS + 1))
 

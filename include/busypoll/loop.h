@@ -45,11 +45,18 @@ struct bp_loop_counters {
 
 /* bp_last_error - "syscall: reason" of the last failure on this thread. */
 const char *bp_last_error(void);
+/*
+ * bp_set_last_error - set this thread's message (e.g. in a loop-thread setup
+ * callback, whose message bp_loop_thread_start carries back). Returns err.
+ */
+int bp_set_last_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the loop ---- */
 
 /*
- * bp_loop_create - a loop for the calling thread in the given mode.
+ * bp_loop_create - a loop for the calling thread in the given mode. Create it on
+ * the thread that will run it: io_uring rings set up with SINGLE_ISSUER or
+ * DEFER_TASKRUN only accept submissions from the creating thread.
  * Returns 0 and sets *loopp, or -errno (-EOPNOTSUPP/-EPERM when the kernel or
  * process cannot use the mode; bp_last_error() says which key or capability).
  */
@@ -78,6 +85,9 @@ const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop);
 void *bp_loop_data(const struct bp_loop *loop);
 void bp_loop_set_data(struct bp_loop *loop, void *data);
 
+/* bp_now_ns - CLOCK_MONOTONIC in ns (vDSO, no syscall). */
+uint64_t bp_now_ns(void);
+
 /* bp_loop_now_ns - the loop's cached CLOCK_MONOTONIC, refreshed after every wait. */
 uint64_t bp_loop_now_ns(const struct bp_loop *loop);
 
@@ -94,6 +104,32 @@ size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max);
  */
 typedef void (*bp_post_fn)(struct bp_loop *loop, void *arg);
 int bp_loop_post(struct bp_loop *loop, bp_post_fn fn, void *arg);
+
+/* ---- loop threads ---- */
+
+/*
+ * A thread that owns one loop: pinned, creates its loop (so io_uring rings belong
+ * to it), runs setup on it, then bp_loop_run until bp_loop_stop.
+ */
+struct bp_loop_thread;
+typedef int (*bp_loop_setup_fn)(struct bp_loop *loop, void *arg);
+
+/*
+ * bp_loop_thread_start - start the thread (pinned to cpu when cpu >= 0) and wait
+ * until its loop exists and setup(loop, arg) returned (setup may be NULL).
+ * Returns 0 and sets *tp, or the -errno of pinning, loop creation or setup; the
+ * thread's bp_last_error() message is copied to the caller's.
+ */
+int bp_loop_thread_start(struct bp_loop_thread **tp, const struct bp_mode *mode, int cpu,
+			 bp_loop_setup_fn setup, void *arg);
+struct bp_loop *bp_loop_thread_loop(const struct bp_loop_thread *t);
+/*
+ * bp_loop_thread_join - stop the loop, and on its thread run teardown(loop, arg)
+ * (may be NULL; read counters there), destroy the loop and exit; then join.
+ * Returns bp_loop_run's result.
+ */
+int bp_loop_thread_join(struct bp_loop_thread *t, void (*teardown)(struct bp_loop *, void *),
+			void *arg);
 
 /* ---- timers (caller-owned, no allocation per start) ---- */
 
@@ -127,7 +163,8 @@ struct bp_conn_ops {
 	void (*on_drain)(struct bp_conn *c);
 	/*
 	 * The connection is gone: err 0 = peer closed; otherwise -errno from the named
-	 * syscall. The conn is freed after this returns. Not called for bp_conn_close().
+	 * syscall. The conn is freed after this returns. Called exactly once for every
+	 * conn that ends by itself or by bp_conn_close_after_send; not for bp_conn_close().
 	 */
 	void (*on_close)(struct bp_conn *c, int err, const char *syscall);
 };
@@ -159,7 +196,10 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len);
 /* bp_conn_close - close now; queued bytes not yet sent are dropped. No on_close. */
 void bp_conn_close(struct bp_conn *c);
 
-/* bp_conn_close_after_send - close once the send queue is empty. */
+/*
+ * bp_conn_close_after_send - close once the send queue is empty; on_close(c, 0,
+ * "close") runs then (or earlier, with the error, if the peer goes first).
+ */
 void bp_conn_close_after_send(struct bp_conn *c);
 
 int bp_conn_fd(const struct bp_conn *c);
@@ -191,6 +231,7 @@ int bp_listener_create(struct bp_loop *loop, const struct sockaddr *addr, sockle
 /* bp_listener_port - the bound port (useful after binding port 0). */
 uint16_t bp_listener_port(const struct bp_listener *l);
 int bp_listener_fd(const struct bp_listener *l);
+struct bp_loop *bp_listener_loop(const struct bp_listener *l);
 void bp_listener_close(struct bp_listener *l);
 
 /* ---- placement by NAPI id ---- */

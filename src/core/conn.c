@@ -121,7 +121,7 @@ void bp_conn_discard(struct bp_conn *c)
 void bp_conn_close_after_send(struct bp_conn *c)
 {
 	if (bp_sendq_len(&c->sq) == 0 && !(c->flags & BP_CONN_SEND_INFLIGHT))
-		bp_conn_close(c);
+		conn_fail(c, 0, "close");
 	else
 		c->flags |= BP_CONN_CLOSE_AFTER_SEND;
 }
@@ -252,7 +252,7 @@ static void conn_read_ready(struct bp_conn *c)
 static void conn_sent_all(struct bp_conn *c)
 {
 	if (c->flags & BP_CONN_CLOSE_AFTER_SEND) {
-		bp_conn_close(c);
+		conn_fail(c, 0, "close");
 		return;
 	}
 	if (c->ops->on_drain) {

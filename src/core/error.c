@@ -23,6 +23,16 @@ int bp_err_set(int err, const char *fmt, ...)
 	return err;
 }
 
+int bp_set_last_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
 int bp_err_sys(const char *syscall, int err)
 {
 	return bp_err_set(err, "%s: %s", syscall, strerror(err < 0 ? -err : err));

@@ -206,8 +206,6 @@ struct bp_loop {
 	void *user;
 };
 
-/* bp_now_ns - CLOCK_MONOTONIC in ns. */
-uint64_t bp_now_ns(void);
 /* Conn internals used by the dispatcher (core/conn.c). */
 void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev);
 void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev);

@@ -106,6 +106,7 @@ err_close:
 
 uint16_t bp_listener_port(const struct bp_listener *l) { return l->port; }
 int bp_listener_fd(const struct bp_listener *l) { return l->io.fd; }
+struct bp_loop *bp_listener_loop(const struct bp_listener *l) { return l->loop; }
 
 void bp_listener_close(struct bp_listener *l)
 {

@@ -30,7 +30,8 @@ static const size_t sizes[] = { 1, 100, 4096, 65537, 1u << 20 };
 
 struct server {
 	struct bp_loop *loops[SERVER_LOOPS];
-	pthread_t threads[SERVER_LOOPS];
+	struct bp_loop_thread *threads[SERVER_LOOPS];
+	struct sockaddr_in addr;
 	struct bp_placer *placer;
 	struct bp_listener *listener;
 	atomic_int conns_on[SERVER_LOOPS];
@@ -71,12 +72,25 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	BPT_CHECK(bp_placer_dispatch(s->placer, fd, adopt_echo, s) >= 0, "place: %s", bp_last_error());
 }
 
-static void *server_thread(void *arg)
+/* Loop 0 listens; loop 1 serves a bound, unconnected UDP socket (replies go to each source). */
+static int server_setup(struct bp_loop *loop, void *arg)
 {
-	struct bp_loop *loop = arg;
+	struct server *s = arg;
+	int idx = s->loops[0] ? 1 : 0;
+	struct sockaddr_in b;
+	socklen_t bl = sizeof(b);
+	int ufd;
 
-	BPT_CHECK(bp_loop_run(loop) == 0, "server loop: %s", bp_last_error());
-	return NULL;
+	s->loops[idx] = loop;
+	bp_loop_set_data(loop, s);
+	if (idx == 0)
+		return bp_listener_create(loop, (struct sockaddr *)&s->addr, sizeof(s->addr), on_accept, s,
+					  &s->listener);
+	ufd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	BPT_CHECK(ufd >= 0 && bind(ufd, (struct sockaddr *)&s->addr, sizeof(s->addr)) == 0, "udp bind");
+	getsockname(ufd, (struct sockaddr *)&b, &bl);
+	s->udp_port = ntohs(b.sin_port);
+	return bp_conn_adopt(loop, ufd, &echo_ops, NULL, NULL);
 }
 
 /* ---- client: one loop in the test's thread ---- */
@@ -200,6 +214,14 @@ static bool client_done(const struct client *cl)
 	return cl->udp_round == UDP_ROUNDS && cl->timer_fired;
 }
 
+static void check_server_counters(struct bp_loop *loop, void *arg)
+{
+	const struct bp_loop_counters *k = bp_loop_counters(loop);
+
+	BPT_CHECK(k->bytes_in == k->bytes_out, "a server loop echoed %llu of %llu bytes",
+		  (unsigned long long)k->bytes_out, (unsigned long long)k->bytes_in);
+}
+
 /* ---- one mode ---- */
 
 static void run_mode(const struct bp_mode *mode, const char *text)
@@ -209,28 +231,13 @@ static void run_mode(const struct bp_mode *mode, const char *text)
 	struct client cl = { 0 };
 	struct bp_loop *cloop;
 	uint64_t start;
-	int ufd;
 
-	for (int i = 0; i < SERVER_LOOPS; i++) {
-		BPT_CHECK(bp_loop_create(&s.loops[i], mode) == 0, "%s: loop: %s", text, bp_last_error());
-		bp_loop_set_data(s.loops[i], &s);
-	}
-	BPT_CHECK(bp_placer_create(&s.placer, s.loops, SERVER_LOOPS) == 0, "placer");
-	BPT_CHECK(bp_listener_create(s.loops[0], (struct sockaddr *)&addr, sizeof(addr), on_accept, &s,
-				     &s.listener) == 0, "listen: %s", bp_last_error());
-	/* A bound, unconnected UDP socket: replies go to each datagram's source. */
-	ufd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	BPT_CHECK(ufd >= 0 && bind(ufd, (struct sockaddr *)&addr, sizeof(addr)) == 0, "udp bind");
-	{
-		struct sockaddr_in b;
-		socklen_t bl = sizeof(b);
-
-		getsockname(ufd, (struct sockaddr *)&b, &bl);
-		s.udp_port = ntohs(b.sin_port);
-	}
-	BPT_CHECK(bp_conn_adopt(s.loops[1], ufd, &echo_ops, NULL, NULL) == 0, "udp adopt: %s", bp_last_error());
+	s.addr = addr;
+	/* Loops live on their own threads: io_uring rings belong to the creating thread. */
 	for (int i = 0; i < SERVER_LOOPS; i++)
-		BPT_CHECK(pthread_create(&s.threads[i], NULL, server_thread, s.loops[i]) == 0, "thread");
+		BPT_CHECK(bp_loop_thread_start(&s.threads[i], mode, -1, server_setup, &s) == 0, "%s: server: %s",
+			  text, bp_last_error());
+	BPT_CHECK(bp_placer_create(&s.placer, s.loops, SERVER_LOOPS) == 0, "placer");
 
 	BPT_CHECK(bp_loop_create(&cloop, mode) == 0, "%s: client loop: %s", text, bp_last_error());
 	addr.sin_port = htons(bp_listener_port(s.listener));
@@ -284,17 +291,8 @@ static void run_mode(const struct bp_mode *mode, const char *text)
 	/* Two loopback conns (NAPI id 0) go round robin: one on each serving loop. */
 	BPT_CHECK(atomic_load(&s.conns_on[0]) == 1 && atomic_load(&s.conns_on[1]) == 1,
 		  "placement: %d and %d conns", atomic_load(&s.conns_on[0]), atomic_load(&s.conns_on[1]));
-	for (int i = 0; i < SERVER_LOOPS; i++) {
-		bp_loop_stop(s.loops[i]);
-		pthread_join(s.threads[i], NULL);
-	}
-	for (int i = 0; i < SERVER_LOOPS; i++) {
-		const struct bp_loop_counters *k = bp_loop_counters(s.loops[i]);
-
-		BPT_CHECK(k->bytes_in == k->bytes_out, "server loop %d echoed %llu of %llu bytes", i,
-			  (unsigned long long)k->bytes_out, (unsigned long long)k->bytes_in);
-		bp_loop_destroy(s.loops[i]);
-	}
+	for (int i = 0; i < SERVER_LOOPS; i++)
+		bp_loop_thread_join(s.threads[i], check_server_counters, &s);
 	bp_placer_destroy(s.placer);
 }
 

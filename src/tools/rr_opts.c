@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll rr: option parsing (contract in tools/rr.h).
+ *
+ * Every error is one line that names the option as its long form and repeats the
+ * value as typed ("--threads 0: must be between 1 and 64"), so a user can tell which
+ * of a long command line was wrong. Checks that involve two options (flows against
+ * threads, UDP size limits, server/client-only options) run after the whole command
+ * line is read, so the order of the options never matters.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/rr.h"
+
+#define RR_MAX_FLOWS 1000000
+#define RR_MAX_PRIORITY 15
+/*
+ * Longest -l/--warmup/-I we accept: a week. Nobody benchmarks longer, and it keeps
+ * seconds-to-nanoseconds conversions far from overflowing a u64.
+ */
+#define RR_MAX_SECONDS 604800.0
+
+void rr_opts_defaults(struct rr_opts *o)
+{
+	char err[128];
+
+	memset(o, 0, sizeof(*o));
+	o->port = RR_DEFAULT_PORT;
+	o->threads = 1;
+	o->flows = 1;
+	o->request_size = 1;
+	o->response_size = 1;
+	o->duration_s = 10;
+	o->warmup_s = 1;
+	o->priority = -1;
+	o->format = RR_FORMAT_TABLE;
+	/*
+	 * Parse the default rather than hand-fill the struct so it is exactly what
+	 * `--mode epoll:block` gives (the parser owns the other fields' defaults). The
+	 * zeroed struct above already is epoll:block should the parser ever refuse it.
+	 */
+	if (bp_mode_parse("epoll:block", &o->mode, err, sizeof(err)) != 0)
+		memset(&o->mode, 0, sizeof(o->mode));
+	bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: busypoll rr --server [options]\n"
+		"       busypoll rr --client HOST [options]\n"
+		"\n"
+		"Request/response benchmark (like neper tcp_rr / sockperf ping-pong): each flow\n"
+		"sends a request and waits for the response before sending the next one.\n"
+		"\n"
+		"  --server               serve (TCP and UDP) until interrupted\n"
+		"  --client HOST          run against the server on HOST\n"
+		"  -T, --threads N        loop threads, 1..%d (default 1)\n"
+		"  --mode MODE            wait mode (default epoll:block; see `busypoll modes`)\n"
+		"  --cpus LIST            thread i on the i-th CPU of LIST (e.g. 0,2-3); a list\n"
+		"                         shorter than --threads is repeated\n"
+		"  --priority N           SO_PRIORITY 0..%d on every socket (7+: CAP_NET_ADMIN)\n"
+		"  --port N               TCP and UDP port (default %d)\n"
+		"  -q, --quiet            no progress or log lines\n"
+		"  -h, --help             this text\n"
+		"server only:\n"
+		"  --bind ADDR            address to listen on (default: all)\n"
+		"client only:\n"
+		"  -F, --flows N          connections (UDP: sockets), spread over the threads,\n"
+		"                         at least --threads, at most %d (default 1)\n"
+		"  -Q, --request-size B   request bytes, 1..16M, suffixes k and M (default 1)\n"
+		"  -R, --response-size B  response bytes, 1..16M, suffixes k and M (default 1)\n"
+		"  -l, --duration S       measure for S seconds, decimals allowed (default 10)\n"
+		"  -n, --transactions N   measure N transactions instead of a duration\n"
+		"  --warmup S             seconds of traffic before measuring (default 1)\n"
+		"  -I, --interval S       a progress line every S seconds (default none)\n"
+		"  --format F             table, json or csv (default table)\n"
+		"  --udp                  UDP flows: request >= 8 bytes (it carries the run id),\n"
+		"                         both sizes <= %u (one datagram)\n",
+		RR_MAX_THREADS, RR_MAX_PRIORITY, RR_DEFAULT_PORT, RR_MAX_FLOWS, BP_RR_UDP_MAX_SIZE);
+}
+
+/*
+ * parse_u64 - a whole decimal number, nothing before or after it. strtoull alone
+ * would take " 5", "+5" and "-1" (as 2^64-1); a benchmark option never means those.
+ * Returns 0, -EINVAL (not a number; *neg set when it looked negative) or -ERANGE.
+ */
+static int parse_u64(const char *s, uint64_t *v, bool *neg)
+{
+	char *end;
+
+	*neg = s[0] == '-' && s[1] >= '0' && s[1] <= '9';
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	return errno == ERANGE ? -ERANGE : 0;
+}
+
+/* opt_int - an integer option in [lo, hi]. */
+static int opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
+		   char *err, size_t errlen)
+{
+	uint64_t v;
+	bool neg;
+	int r = parse_u64(s, &v, &neg);
+
+	if (r == -EINVAL && !neg)
+		return fail(err, errlen, "%s %s: not a whole number", name, s);
+	if (neg || r == -ERANGE || v < (uint64_t)lo || v > (uint64_t)hi) {
+		if (hi == INT64_MAX) /* "no upper limit" to a user */
+			return fail(err, errlen, "%s %s: must be at least %lld", name, s, lo);
+		return fail(err, errlen, "%s %s: must be between %lld and %lld", name, s, lo, hi);
+	}
+	*out = (long long)v;
+	return 0;
+}
+
+/* opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, 1..BP_RR_MAX_SIZE. */
+static int opt_size(const char *name, const char *s, uint32_t *out, char *err, size_t errlen)
+{
+	char num[32];
+	size_t len = strlen(s);
+	uint64_t v, mult = 1;
+	bool neg;
+	int r;
+
+	if (len && (s[len - 1] == 'k' || s[len - 1] == 'K'))
+		mult = 1024;
+	else if (len && (s[len - 1] == 'm' || s[len - 1] == 'M'))
+		mult = 1024 * 1024;
+	if (mult > 1)
+		len--;
+	if (len == 0 || len >= sizeof(num))
+		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	memcpy(num, s, len);
+	num[len] = 0;
+	r = parse_u64(num, &v, &neg);
+	if (r == -EINVAL && !neg)
+		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	if (neg || r == -ERANGE || v == 0 || v > BP_RR_MAX_SIZE / mult)
+		return fail(err, errlen, "%s %s: must be between 1 and 16M (%u bytes)", name, s,
+			    BP_RR_MAX_SIZE);
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+/*
+ * opt_seconds - a plain decimal ("10", "0.5", ".5"): no sign, exponent, hex, inf
+ * or nan, all of which strtod would accept. zero_ok: 0 is allowed (warm-up, interval).
+ */
+static int opt_seconds(const char *name, const char *s, bool zero_ok, double *out, char *err,
+		       size_t errlen)
+{
+	const char *p = s;
+	int digits = 0, dots = 0;
+	double v;
+
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p == '.' && !dots)
+			dots++;
+		else
+			break;
+	}
+	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+		return fail(err, errlen, "%s %s: must not be negative", name, s);
+	if (*p || !digits)
+		return fail(err, errlen, "%s %s: not a number of seconds", name, s);
+	v = strtod(s, NULL);
+	if (v > RR_MAX_SECONDS)
+		return fail(err, errlen, "%s %s: at most %.0f seconds (a week)", name, s,
+			    RR_MAX_SECONDS);
+	if (v == 0 && !zero_ok)
+		return fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
+	*out = v;
+	return 0;
+}
+
+/* Long-only options get values above any character. */
+enum {
+	OPT_SERVER = 256,
+	OPT_CLIENT,
+	OPT_WARMUP,
+	OPT_MODE,
+	OPT_CPUS,
+	OPT_PRIORITY,
+	OPT_PORT,
+	OPT_FORMAT,
+	OPT_UDP,
+	OPT_BIND,
+};
+
+static const struct option long_opts[] = {
+	{ "server", no_argument, NULL, OPT_SERVER },
+	{ "client", required_argument, NULL, OPT_CLIENT },
+	{ "threads", required_argument, NULL, 'T' },
+	{ "flows", required_argument, NULL, 'F' },
+	{ "request-size", required_argument, NULL, 'Q' },
+	{ "response-size", required_argument, NULL, 'R' },
+	{ "duration", required_argument, NULL, 'l' },
+	{ "transactions", required_argument, NULL, 'n' },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "priority", required_argument, NULL, OPT_PRIORITY },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "interval", required_argument, NULL, 'I' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "udp", no_argument, NULL, OPT_UDP },
+	{ "bind", required_argument, NULL, OPT_BIND },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+/* "+": stop at the first non-option instead of reordering argv; ":": we report errors. */
+static const char short_opts[] = "+:T:F:Q:R:l:n:I:qh";
+
+/* long_name - "--threads" for an option value, for messages. */
+static const char *long_name(int val)
+{
+	static char buf[32];
+
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (lo->val == val) {
+			snprintf(buf, sizeof(buf), "--%s", lo->name);
+			return buf;
+		}
+	snprintf(buf, sizeof(buf), "-%c", val);
+	return buf;
+}
+
+/*
+ * bad_option_name - the option getopt just refused, as the user typed it. For an
+ * option getopt knows (missing or unexpected value) optind has moved past its
+ * argument, so argv[optind - 1] is it; for an unknown character inside a cluster
+ * ("-qZ") optind may not have moved, so name the character.
+ */
+static const char *bad_option_name(int argc, char **argv, char *buf, size_t len)
+{
+	bool known = false;
+
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		known |= optopt != 0 && lo->val == optopt;
+	if ((optopt == 0 || known) && optind > 0 && optind <= argc &&
+	    !strncmp(argv[optind - 1], "--", 2)) {
+		snprintf(buf, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		return buf;
+	}
+	snprintf(buf, len, "-%c", optopt ? optopt : '?');
+	return buf;
+}
+
+/*
+ * unknown_option - getopt refuses an abbreviation that fits two long options
+ * ("--t": --threads, --transactions) just as it refuses a misspelling; say which.
+ */
+static int unknown_option(const char *name, char *err, size_t errlen)
+{
+	char alts[128] = "";
+	size_t len = strncmp(name, "--", 2) ? 0 : strlen(name + 2), used = 0;
+	int n = 0;
+
+	if (len)
+		for (const struct option *lo = long_opts; lo->name; lo++)
+			if (!strncmp(lo->name, name + 2, len) && used < sizeof(alts))
+				used += (size_t)snprintf(alts + used, sizeof(alts) - used, "%s--%s",
+							 n++ ? ", " : "", lo->name);
+	if (n > 1)
+		return fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
+	return fail(err, errlen, "unknown option '%s'; see busypoll rr --help", name);
+}
+
+/* opt_cpus - --cpus: syntax, at most RR_MAX_THREADS entries, CPUs this machine has. */
+static int opt_cpus(const char *s, struct rr_opts *o, char *err, size_t errlen)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int n = bp_parse_cpu_list(s, o->cpus, RR_MAX_THREADS);
+
+	if (n < 0)
+		return fail(err, errlen,
+			    "--cpus %s: not a CPU list (like 0,2-3; at most %d CPUs)", s,
+			    RR_MAX_THREADS);
+	if (n == 0)
+		return fail(err, errlen, "--cpus %s: lists no CPU", s);
+	for (int i = 0; i < n; i++)
+		if (o->cpus[i] < 0 || (ncpu > 0 && o->cpus[i] >= ncpu))
+			return fail(err, errlen, "--cpus %s: CPU %d does not exist (this machine has 0-%ld)",
+				    s, o->cpus[i], ncpu - 1);
+	o->ncpus = n;
+	return 0;
+}
+
+/* opt_host - --client HOST / --bind ADDR into o->host. */
+static int opt_host(const char *name, const char *s, struct rr_opts *o, char *err, size_t errlen)
+{
+	/* getopt takes the next word whatever it is: "--client -T 2" is a missing HOST. */
+	if (!*s || *s == '-')
+		return fail(err, errlen, "%s needs a %s (got '%s')", name,
+			    !strcmp(name, "--bind") ? "ADDR" : "HOST", s);
+	if (strlen(s) >= sizeof(o->host))
+		return fail(err, errlen, "%s: the address is longer than %zu characters", name,
+			    sizeof(o->host) - 1);
+	snprintf(o->host, sizeof(o->host), "%s", s);
+	return 0;
+}
+
+int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t errlen)
+{
+	/* What was given, for the checks that need the whole command line. */
+	bool server = false, client = false, dur = false, count = false;
+	const char *req_text = NULL, *resp_text = NULL, *cpus_text = NULL;
+	int client_only = 0, server_only = 0; /* an option val given, for the message */
+	char bind[sizeof(o->host)] = "", host[sizeof(o->host)] = "";
+	char name[64];
+	long long v = 0;
+	int c, r;
+
+	rr_opts_defaults(o);
+	if (err && errlen)
+		err[0] = 0;
+	/* 0, not 1: glibc then also forgets a half-read cluster from a previous call. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		r = 0;
+		switch (c) {
+		case OPT_SERVER:
+			server = true;
+			break;
+		case OPT_CLIENT:
+			client = true;
+			r = opt_host("--client", optarg, o, err, errlen);
+			if (!r)
+				snprintf(host, sizeof(host), "%s", o->host);
+			break;
+		case OPT_BIND:
+			server_only = c;
+			r = opt_host("--bind", optarg, o, err, errlen);
+			if (!r)
+				snprintf(bind, sizeof(bind), "%s", o->host);
+			break;
+		case 'T':
+			r = opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen);
+			o->threads = (int)v;
+			break;
+		case 'F':
+			client_only = c;
+			r = opt_int("--flows", optarg, 1, RR_MAX_FLOWS, &v, err, errlen);
+			o->flows = (int)v;
+			break;
+		case 'Q':
+			client_only = c;
+			req_text = optarg;
+			r = opt_size("--request-size", optarg, &o->request_size, err, errlen);
+			break;
+		case 'R':
+			client_only = c;
+			resp_text = optarg;
+			r = opt_size("--response-size", optarg, &o->response_size, err, errlen);
+			break;
+		case 'l':
+			client_only = c;
+			dur = true;
+			r = opt_seconds("--duration", optarg, false, &o->duration_s, err, errlen);
+			break;
+		case 'n':
+			client_only = c;
+			count = true;
+			r = opt_int("--transactions", optarg, 1, INT64_MAX, &v, err, errlen);
+			o->transactions = (uint64_t)v;
+			break;
+		case OPT_WARMUP:
+			client_only = c;
+			r = opt_seconds("--warmup", optarg, true, &o->warmup_s, err, errlen);
+			break;
+		case 'I':
+			client_only = c;
+			r = opt_seconds("--interval", optarg, true, &o->interval_s, err, errlen);
+			break;
+		case OPT_MODE: {
+			char merr[256];
+
+			if (bp_mode_parse(optarg, &o->mode, merr, sizeof(merr)) != 0 ||
+			    bp_mode_check(&o->mode, merr, sizeof(merr)) != 0) {
+				r = fail(err, errlen, "--mode %s: %s", optarg, merr);
+				break;
+			}
+			bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
+			break;
+		}
+		case OPT_CPUS:
+			cpus_text = optarg;
+			r = opt_cpus(optarg, o, err, errlen);
+			break;
+		case OPT_PRIORITY:
+			r = opt_int("--priority", optarg, 0, RR_MAX_PRIORITY, &v, err, errlen);
+			o->priority = (int)v;
+			break;
+		case OPT_PORT:
+			r = opt_int("--port", optarg, 1, 65535, &v, err, errlen);
+			o->port = (uint16_t)v;
+			break;
+		case OPT_FORMAT:
+			client_only = c;
+			if (!strcmp(optarg, "table"))
+				o->format = RR_FORMAT_TABLE;
+			else if (!strcmp(optarg, "json"))
+				o->format = RR_FORMAT_JSON;
+			else if (!strcmp(optarg, "csv"))
+				o->format = RR_FORMAT_CSV;
+			else
+				r = fail(err, errlen, "--format %s: must be table, json or csv", optarg);
+			break;
+		case OPT_UDP:
+			client_only = c;
+			o->udp = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case ':':
+			bad_option_name(argc, argv, name, sizeof(name));
+			return fail(err, errlen, "%s needs %s", name,
+				    optopt == OPT_CLIENT ? "a HOST" :
+				    optopt == OPT_BIND ? "an ADDR" : "a value");
+		case '?':
+		default:
+			bad_option_name(argc, argv, name, sizeof(name));
+			/* A known long option refused here was given a value it does not take. */
+			if (optopt && strncmp(name, "--", 2) == 0)
+				return fail(err, errlen, "%s takes no value", name);
+			return unknown_option(name, err, errlen);
+		}
+		if (r)
+			return r;
+	}
+	if (optind < argc)
+		return fail(err, errlen, "unexpected argument '%s'; see busypoll rr --help",
+			    argv[optind]);
+
+	if (server && client)
+		return fail(err, errlen, "--server and --client are exclusive: pick one");
+	if (!server && !client)
+		return fail(err, errlen, "one of --server or --client HOST is required");
+	o->server = server;
+	/* --client and --bind share o->host; each side keeps only its own. */
+	snprintf(o->host, sizeof(o->host), "%s", server ? bind : host);
+
+	if (server && client_only) {
+		if (client_only == OPT_UDP)
+			return fail(err, errlen,
+				    "--udp is a client option: the server always serves TCP and UDP");
+		return fail(err, errlen, "%s is a client option (the client sets up each run)",
+			    long_name(client_only));
+	}
+	if (client && server_only)
+		return fail(err, errlen, "%s is a server option", long_name(server_only));
+
+	if (dur && count)
+		return fail(err, errlen,
+			    "--duration and --transactions are exclusive: measure a time or a count");
+	if (count)
+		o->duration_s = 0;
+
+	if (client && o->flows < o->threads)
+		return fail(err, errlen,
+			    "--flows %d is fewer than --threads %d (every thread needs a flow)",
+			    o->flows, o->threads);
+
+	if (o->udp) {
+		char reqv[32], respv[32];
+
+		/* Say "the default" so a user who never typed -Q sees where the 1 came from. */
+		snprintf(reqv, sizeof(reqv), "%s", req_text ? req_text : "1 (the default)");
+		snprintf(respv, sizeof(respv), "%s", resp_text ? resp_text : "1 (the default)");
+		if (o->request_size < 8)
+			return fail(err, errlen,
+				    "--request-size %s: --udp requests must be at least 8 bytes (they carry the run id)",
+				    reqv);
+		if (o->request_size > BP_RR_UDP_MAX_SIZE)
+			return fail(err, errlen,
+				    "--request-size %s: --udp allows at most %u bytes (one datagram)",
+				    reqv, BP_RR_UDP_MAX_SIZE);
+		if (o->response_size > BP_RR_UDP_MAX_SIZE)
+			return fail(err, errlen,
+				    "--response-size %s: --udp allows at most %u bytes (one datagram)",
+				    respv, BP_RR_UDP_MAX_SIZE);
+	}
+
+	/*
+	 * Thread i runs on cpus[i]: repeat a short list so that holds for every thread
+	 * (e.g. --cpus 1 -T 4 stacks four threads on CPU 1, on purpose). More CPUs than
+	 * threads would be silently unused, which a reader of the results would not expect.
+	 */
+	if (o->ncpus > o->threads)
+		return fail(err, errlen, "--cpus %s: %d CPUs for %d thread%s (one CPU per thread)",
+			    cpus_text, o->ncpus, o->threads, o->threads == 1 ? "" : "s");
+	for (int i = o->ncpus; o->ncpus && i < o->threads; i++)
+		o->cpus[i] = o->cpus[i % o->ncpus];
+	if (o->ncpus)
+		o->ncpus = o->threads;
+	return 0;
+}

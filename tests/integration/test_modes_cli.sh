@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `busypoll modes` as a user and a script see it: the listing, --format json, --check's
+# exit statuses and one-line errors, --help, and a bad option. Needs no privilege and
+# touches no network: it only reads what the program prints.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+	local want=$1 got
+	shift
+	"$BP" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq "$want" ] || fail "busypoll $* exited $got, want $want (stderr: $(head -c 300 "$tmp/err"))"
+}
+
+# The listing: a header and one line per family, each with a status.
+run 0 modes
+for fam in epoll:block epoll:napi epoll:spin epoll:hybrid epoll:suspend \
+	uring:block uring:napi uring:spin uring:hybrid uring:sqpoll; do
+	grep -Eq "^$fam +[^ ]+ +(ok|no: )" "$tmp/out" || fail "listing has no status line for $fam"
+done
+[ "$(wc -l <"$tmp/out")" -eq 11 ] || fail "listing has $(wc -l <"$tmp/out") lines, want 11"
+grep -q 'usecs=64,budget=8\[,prefer\]' "$tmp/out" || fail "epoll:napi keys/defaults missing"
+grep -Eq '^epoll:napi .*budget>64' "$tmp/out" || fail "epoll:napi line does not say whether budget>64 works"
+[ -s "$tmp/err" ] && fail "listing wrote to stderr: $(cat "$tmp/err")"
+
+# JSON must be valid and carry every family.
+run 0 modes --format json
+if command -v python3 >/dev/null; then
+	python3 -m json.tool "$tmp/out" >/dev/null || fail "--format json is not valid JSON"
+	n=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["modes"]))' "$tmp/out")
+	[ "$n" = 10 ] || fail "json has $n modes, want 10"
+fi
+run 0 modes --format=json
+run 0 modes --format table
+
+# --check: canonical text and ok, exit 0
+run 0 modes --check epoll:block
+[ "$(cat "$tmp/out")" = "epoll:block ok" ] || fail "--check epoll:block printed '$(cat "$tmp/out")'"
+run 0 modes --check uring:napi,prefer
+[ "$(cat "$tmp/out")" = "uring:napi,usecs=64,prefer,tracking=dynamic,setup=defer ok" ] ||
+	fail "--check uring:napi,prefer printed '$(cat "$tmp/out")' (or io_uring is unusable here)"
+
+# --check errors: exit 2 and exactly one line "busypoll modes: ..." on stderr
+check_bad() {
+	local mode=$1 needle=$2
+	run 2 modes --check "$mode"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--check '$mode': stderr is not one line: $(cat "$tmp/err")"
+	grep -q "^busypoll modes: .*$needle" "$tmp/err" || fail "--check '$mode': '$(cat "$tmp/err")' lacks '$needle'"
+	[ -s "$tmp/out" ] && fail "--check '$mode' printed to stdout"
+}
+check_bad foo "unknown backend 'foo'"
+check_bad epoll:napi,foo=1 "unknown key 'foo'"
+check_bad uring:napi,usecs=20000 "usecs=20000 is out of range (1..10000)"
+check_bad "epoll: napi" "whitespace"
+# the same refusal for a process without CAP_NET_ADMIN (when we can drop it)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$BP" modes --check epoll:napi,budget=128 \
+		>"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ "$st" -eq 2 ] || fail "unprivileged --check epoll:napi,budget=128 exited $st, want 2"
+	grep -qx "busypoll modes: epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
+		fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
+fi
+
+# help and bad usage
+run 0 modes --help
+grep -q "usage: busypoll modes" "$tmp/out" || fail "--help has no usage line"
+run 2 modes --bogus
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^busypoll modes: unknown option '--bogus'" "$tmp/err" ||
+	fail "--bogus said '$(cat "$tmp/err")'"
+run 2 modes --format yaml
+run 2 modes --check
+run 2 modes extra
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails failure(s)" >&2
+	exit 1
+fi
+echo "ok: busypoll modes"

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll rr over loopback: every mode with client and server counts equal;
+ * sizes honoured; UDP; 1,000 flows on one thread; refused hellos and a client
+ * killed mid-run leave the server serving the next client.
+ * Usage: integ_test_rr [--mode MODE]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bptest.h"
+#include "proto/bytes.h"
+#include "tools/rr.h"
+
+static struct rr_result res;
+
+static void base_opts(struct rr_opts *o, const struct bp_mode *m, const char *mode_text)
+{
+	rr_opts_defaults(o);
+	o->mode = *m;
+	snprintf(o->mode_text, sizeof(o->mode_text), "%s", mode_text);
+	o->quiet = true;
+	o->warmup_s = 0.05;
+	o->duration_s = 0.3;
+}
+
+static struct rr_server *server_up(const struct bp_mode *m, const char *text, int threads)
+{
+	struct rr_opts so;
+	struct rr_server *s;
+	char err[256];
+
+	base_opts(&so, m, text);
+	so.server = true;
+	so.port = 0; /* any free port */
+	so.threads = threads;
+	snprintf(so.host, sizeof(so.host), "127.0.0.1");
+	BPT_CHECK(rr_server_start(&so, &s, err, sizeof(err)) == 0, "%s: server: %s", text, err);
+	return s;
+}
+
+static void client_run(struct rr_opts *o, struct rr_server *s, const char *what)
+{
+	char err[256];
+
+	o->server = false;
+	snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	o->port = rr_server_port(s);
+	BPT_CHECK(rr_client_run(o, NULL, &res, err, sizeof(err)) == 0, "%s: client: %s", what, err);
+	BPT_CHECK(res.server.valid, "%s: no stats from the server", what);
+	BPT_CHECK(res.transactions > 0, "%s: no transactions measured", what);
+	BPT_CHECK(res.client.transactions == res.server.transactions,
+		  "%s: client counted %llu transactions, server %llu", what,
+		  (unsigned long long)res.client.transactions, (unsigned long long)res.server.transactions);
+	BPT_CHECK(res.hist.count == res.transactions, "%s: %llu latencies for %llu transactions", what,
+		  (unsigned long long)res.hist.count, (unsigned long long)res.transactions);
+	BPT_CHECK(res.tps > 0 && res.hist.min > 0 && res.hist.max >= res.hist.min, "%s: figures", what);
+}
+
+/* The server's byte counters prove the sizes: each transaction moved Q up and R down. */
+static void sizes_honoured(const struct bp_mode *m, const char *text, struct rr_server *s)
+{
+	static const uint32_t qr[][2] = { { 1, 1 }, { 64, 4096 }, { 4096, 64 } };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct rr_opts o;
+		char what[160];
+
+		base_opts(&o, m, text);
+		o.request_size = qr[i][0];
+		o.response_size = qr[i][1];
+		o.flows = 3;
+		o.duration_s = 0;
+		o.transactions = 200;
+		snprintf(what, sizeof(what), "%s Q=%u R=%u", text, qr[i][0], qr[i][1]);
+		client_run(&o, s, what);
+		BPT_CHECK(res.transactions == 200, "%s: -n 200 measured %llu", what,
+			  (unsigned long long)res.transactions);
+	}
+}
+
+/* Raw hellos that must be refused, each with the right status, server unharmed. */
+static void refused_hellos(uint16_t port)
+{
+	struct {
+		const char *what;
+		uint32_t magic;
+		uint16_t version;
+		uint32_t req;
+		int status;
+	} cases[] = {
+		{ "wrong magic", 0xdeadbeef, BP_RR_VERSION, 1, BP_RR_REFUSE_MAGIC },
+		{ "wrong version", BP_RR_MAGIC, 99, 1, BP_RR_REFUSE_VERSION },
+		{ "absurd size", BP_RR_MAGIC, BP_RR_VERSION, 0x7fffffff, BP_RR_REFUSE_SIZE },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		uint8_t hello[BP_RR_HELLO_LEN] = { 0 }, ack[BP_RR_ACK_LEN];
+		struct pollfd p;
+		size_t got = 0;
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		BPT_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect: %s", strerror(errno));
+		bp_put_le32(hello, cases[i].magic);
+		bp_put_le16(hello + 4, cases[i].version);
+		bp_put_le32(hello + 8, cases[i].req);
+		bp_put_le32(hello + 12, 1);
+		BPT_CHECK(send(fd, hello, sizeof(hello), 0) == (ssize_t)sizeof(hello), "send hello");
+		while (got < sizeof(ack)) {
+			ssize_t n;
+
+			p = (struct pollfd){ .fd = fd, .events = POLLIN };
+			BPT_CHECK(poll(&p, 1, 5000) == 1, "%s: no answer", cases[i].what);
+			n = recv(fd, ack + got, sizeof(ack) - got, 0);
+			BPT_CHECK(n > 0, "%s: closed without an ack", cases[i].what);
+			got += (size_t)n;
+		}
+		BPT_CHECK(bp_get_le16(ack + 6) == cases[i].status, "%s: status %u, expected %d", cases[i].what,
+			  bp_get_le16(ack + 6), cases[i].status);
+		/* ...and then the server closes the connection. */
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		BPT_CHECK(poll(&p, 1, 5000) == 1 && recv(fd, ack, 1, 0) == 0, "%s: connection left open", cases[i].what);
+		close(fd);
+	}
+}
+
+/* A client process killed mid-run (no STOP, flows torn down by the kernel). */
+static void client_killed_mid_run(const struct bp_mode *m, const char *text, struct rr_server *s)
+{
+	pid_t pid = fork();
+
+	BPT_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct rr_opts o;
+		char err[256];
+
+		base_opts(&o, m, text);
+		o.flows = 4;
+		o.duration_s = 30;
+		snprintf(o.host, sizeof(o.host), "127.0.0.1");
+		o.port = rr_server_port(s);
+		rr_client_run(&o, NULL, &res, err, sizeof(err));
+		_exit(0);
+	}
+	usleep(300000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void run_mode(const struct bp_mode *m, const char *text)
+{
+	struct rr_server *s = server_up(m, text, 2);
+	struct rr_opts o;
+
+	base_opts(&o, m, text);
+	o.flows = 4;
+	o.threads = 1;
+	client_run(&o, s, text);
+	printf("ok   %-40s %8.0f tx/s p50 %6.1f us\n", text, res.tps,
+	       (double)bp_hist_percentile(&res.hist, 50) / 1000.0);
+	rr_server_stop(s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = NULL;
+	struct bp_mode m;
+	struct rr_server *s;
+	struct rr_opts o;
+	int ran = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+			only = argv[++i];
+		else {
+			fprintf(stderr, "usage: %s [--mode MODE]\n", argv[0]);
+			return 2;
+		}
+	}
+	/* Every mode: counts equal on both sides. */
+	for (size_t i = 0; i < bpt_n_modes; i++) {
+		const char *text = only ? only : bpt_all_modes[i];
+
+		if (bpt_mode_usable(text, &m)) {
+			run_mode(&m, text);
+			ran++;
+		}
+		if (only)
+			break;
+	}
+	if (!ran)
+		return BPT_SKIP;
+	if (only)
+		return 0;
+
+	/* The rest on the baseline mode. */
+	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block must work everywhere");
+	s = server_up(&m, "epoll:block", 2);
+	sizes_honoured(&m, "epoll:block", s);
+	printf("ok   sizes Q=1 R=1, Q=64 R=4096, Q=4096 R=64\n");
+
+	base_opts(&o, &m, "epoll:block");
+	o.udp = true;
+	o.request_size = 16;
+	o.response_size = 100;
+	o.flows = 8;
+	client_run(&o, s, "udp");
+	printf("ok   udp: %llu transactions, %llu lost\n", (unsigned long long)res.transactions,
+	       (unsigned long long)res.udp_lost);
+
+	base_opts(&o, &m, "epoll:block");
+	o.flows = 1000;
+	o.threads = 1;
+	o.duration_s = 0.5;
+	client_run(&o, s, "1000 flows");
+	printf("ok   1000 flows on one thread: %llu transactions\n", (unsigned long long)res.transactions);
+
+	refused_hellos(rr_server_port(s));
+	client_killed_mid_run(&m, "epoll:block", s);
+	base_opts(&o, &m, "epoll:block");
+	client_run(&o, s, "after refused hellos and a killed client");
+	printf("ok   server still serving after refused hellos and a killed client\n");
+	rr_server_stop(s);
+	printf("%d modes passed\n", ran);
+	return 0;
+}
