@@ -167,6 +167,12 @@ struct bp_conn_ops {
 	 * conn that ends by itself or by bp_conn_close_after_send; not for bp_conn_close().
 	 */
 	void (*on_close)(struct bp_conn *c, int err, const char *syscall);
+	/*
+	 * Optional, with bp_conn_enable_timestamps: the kernel's software transmit
+	 * timestamp (CLOCK_REALTIME ns) of the send with this OPT_ID key (UDP: the
+	 * datagram's number from 0; TCP: the offset of its last byte).
+	 */
+	void (*on_tx_timestamp)(struct bp_conn *c, uint32_t key, uint64_t realtime_ns);
 };
 
 /*
@@ -210,6 +216,23 @@ void bp_conn_set_data(struct bp_conn *c, void *user);
 size_t bp_conn_pending(const struct bp_conn *c);
 /* bp_conn_napi_id - SO_INCOMING_NAPI_ID of the socket (0 on loopback or before traffic). */
 uint32_t bp_conn_napi_id(struct bp_conn *c);
+/*
+ * bp_conn_enable_timestamps - SO_TIMESTAMPING software receive and transmit
+ * timestamps (OPT_ID, TSONLY). Receives then go through recvmsg with a control
+ * buffer; bp_conn_rx_timestamp gives the last one. Transmit timestamps arrive on
+ * the error queue: the loop drains it when the socket reports an error-queue
+ * event (epoll), and bp_conn_read_tx_timestamps drains it on demand (any backend).
+ * Returns 0 or -errno.
+ */
+int bp_conn_enable_timestamps(struct bp_conn *c);
+/* bp_conn_rx_timestamp - software rx timestamp (CLOCK_REALTIME ns) of the last receive; 0 if none. */
+uint64_t bp_conn_rx_timestamp(const struct bp_conn *c);
+/*
+ * bp_conn_read_tx_timestamps - read the error queue now, calling on_tx_timestamp
+ * for each transmit timestamp. Returns how many, or -errno.
+ */
+int bp_conn_read_tx_timestamps(struct bp_conn *c);
+
 /* bp_conn_peer - for datagram conns: the source of the last datagram. */
 const struct sockaddr_storage *bp_conn_peer(const struct bp_conn *c, socklen_t *len);
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <unistd.h>
 
 #include <busypoll/net.h>
@@ -185,23 +187,118 @@ static bool conn_deliver(struct bp_conn *c, size_t n)
 	return true;
 }
 
+/* ---- timestamps ---- */
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+/* The software receive timestamp from a receive's control messages. */
+static void conn_parse_rx_cmsg(struct bp_conn *c, struct msghdr *msg)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(struct scm_timestamping))) {
+			struct scm_timestamping t;
+
+			memcpy(&t, CMSG_DATA(cm), sizeof(t));
+			if (ts_ns(&t.ts[0]))
+				c->rx_ts_ns = ts_ns(&t.ts[0]);
+		}
+	}
+}
+
+/* Prepare c->rmsg for a recvmsg into the free part of the receive buffer. */
+static void conn_prepare_rmsg(struct bp_conn *c)
+{
+	bool dgram = conn_is_dgram(c);
+
+	c->riov.iov_base = dgram ? c->rbuf : c->rbuf + c->rlen;
+	c->riov.iov_len = dgram ? c->rcap : c->rcap - c->rlen;
+	c->rmsg.msg_name = dgram ? &c->peer : NULL;
+	c->rmsg.msg_namelen = dgram ? sizeof(c->peer) : 0;
+	c->rmsg.msg_iov = &c->riov;
+	c->rmsg.msg_iovlen = 1;
+	c->rmsg.msg_control = (c->flags & BP_CONN_TIMESTAMPS) ? c->cmsg : NULL;
+	c->rmsg.msg_controllen = (c->flags & BP_CONN_TIMESTAMPS) ? sizeof(c->cmsg) : 0;
+	c->rmsg.msg_flags = 0;
+}
+
+int bp_conn_read_tx_timestamps(struct bp_conn *c)
+{
+	int found = 0;
+
+	for (int i = 0; i < 64 && !c->io.dead; i++) {
+		uint8_t control[256];
+		char data[1];
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+				      .msg_controllen = sizeof(control) };
+		uint64_t ns = 0;
+		bool have_key = false;
+		uint32_t key = 0;
+
+		c->loop->ctr.syscalls++;
+		if (recvmsg(c->io.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			return bp_err_sys("recvmsg(MSG_ERRQUEUE)", -errno);
+		}
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_TIMESTAMPING &&
+			    cm->cmsg_len >= CMSG_LEN(sizeof(struct scm_timestamping))) {
+				struct scm_timestamping t;
+
+				memcpy(&t, CMSG_DATA(cm), sizeof(t));
+				ns = ts_ns(&t.ts[0]);
+			} else if ((cm->cmsg_level == SOL_IP && cm->cmsg_type == IP_RECVERR) ||
+				   (cm->cmsg_level == SOL_IPV6 && cm->cmsg_type == IPV6_RECVERR)) {
+				struct sock_extended_err ee;
+
+				memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+				if (ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && ee.ee_info == SCM_TSTAMP_SND) {
+					key = ee.ee_data;
+					have_key = true;
+				}
+			}
+		}
+		if (have_key && ns && c->ops->on_tx_timestamp) {
+			c->in_callback++;
+			c->ops->on_tx_timestamp(c, key, ns);
+			c->in_callback--;
+			found++;
+			if (!conn_after_callback(c))
+				break;
+		}
+	}
+	return found;
+}
+
+int bp_conn_enable_timestamps(struct bp_conn *c)
+{
+	int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+		    SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+
+	if (setsockopt(c->io.fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) < 0)
+		return bp_err_sys("setsockopt(SO_TIMESTAMPING)", -errno);
+	c->flags |= BP_CONN_TIMESTAMPS;
+	return 0;
+}
+
+uint64_t bp_conn_rx_timestamp(const struct bp_conn *c)
+{
+	return c->rx_ts_ns;
+}
+
 static void conn_arm_recv(struct bp_conn *c)
 {
 	int ret;
 
 	if (c->io.dead || (c->flags & (BP_CONN_RECV_ARMED | BP_CONN_CONNECTING)))
 		return;
-	if (conn_is_dgram(c)) {
-		c->riov.iov_base = c->rbuf;
-		c->riov.iov_len = c->rcap;
-		c->rmsg.msg_name = &c->peer;
-		c->rmsg.msg_namelen = sizeof(c->peer);
-		c->rmsg.msg_iov = &c->riov;
-		c->rmsg.msg_iovlen = 1;
-		c->rmsg.msg_control = NULL;
-		c->rmsg.msg_controllen = 0;
-		c->rmsg.msg_flags = 0;
-	}
+	if (conn_is_dgram(c) || (c->flags & BP_CONN_TIMESTAMPS))
+		conn_prepare_rmsg(c);
 	c->flags |= BP_CONN_RECV_ARMED;
 	ret = c->loop->be->recv(c->loop, c);
 	if (ret) {
@@ -217,7 +314,15 @@ static void conn_read_ready(struct bp_conn *c)
 		ssize_t n;
 
 		c->loop->ctr.syscalls++;
-		if (conn_is_dgram(c)) {
+		if (c->flags & BP_CONN_TIMESTAMPS) {
+			conn_prepare_rmsg(c);
+			n = recvmsg(c->io.fd, &c->rmsg, MSG_DONTWAIT);
+			if (n >= 0) {
+				conn_parse_rx_cmsg(c, &c->rmsg);
+				if (conn_is_dgram(c))
+					c->peerlen = c->rmsg.msg_namelen;
+			}
+		} else if (conn_is_dgram(c)) {
 			c->peerlen = sizeof(c->peer);
 			n = recvfrom(c->io.fd, c->rbuf, c->rcap, MSG_DONTWAIT,
 				     (struct sockaddr *)&c->peer, &c->peerlen);
@@ -500,7 +605,11 @@ void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 			conn_connected(c, (ev->flags & BP_EVF_ERR) ? -ECONNREFUSED : 0);
 			break;
 		}
-		conn_read_ready(c);
+		/* An error event on a timestamping socket is usually its transmit timestamps. */
+		if ((ev->flags & BP_EVF_ERR) && (c->flags & BP_CONN_TIMESTAMPS))
+			bp_conn_read_tx_timestamps(c);
+		if (!c->io.dead)
+			conn_read_ready(c);
 		break;
 	case BP_EV_WRITABLE:
 		if (c->flags & BP_CONN_CONNECTING) {
@@ -517,6 +626,8 @@ void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 		if (ev->res > 0) {
 			if (conn_is_dgram(c))
 				c->peerlen = c->rmsg.msg_namelen;
+			if (c->flags & BP_CONN_TIMESTAMPS)
+				conn_parse_rx_cmsg(c, &c->rmsg);
 			if (conn_deliver(c, (size_t)ev->res))
 				conn_arm_recv(c);
 		} else if (ev->res == 0 && !conn_is_dgram(c)) {

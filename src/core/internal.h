@@ -85,8 +85,9 @@ struct bp_backend_ops {
 	 * (the core uses it to finish a non-blocking connect); on=false is a no-op. */
 	int (*want_write)(struct bp_loop *loop, struct bp_io *io, bool on);
 	/* completion only: arm one receive. Stream: into c->rbuf + c->rlen, up to
-	 * c->rcap - c->rlen bytes. Datagram: recvmsg with c->rmsg (set up by the core;
-	 * its iovec points at c->rbuf, its name at c->peer). One at a time per conn. */
+	 * c->rcap - c->rlen bytes. Datagram, or any conn with BP_CONN_TIMESTAMPS:
+	 * recvmsg with c->rmsg (set up by the core; its iovec points at the free part
+	 * of c->rbuf, its name at c->peer, its control at c->cmsg). One at a time. */
 	int (*recv)(struct bp_loop *loop, struct bp_conn *c);
 	/* completion only: one send of len bytes at buf (stream), or sendmsg of
 	 * c->smsg (datagram, when buf == NULL). One at a time per conn. */
@@ -117,6 +118,7 @@ enum {
 	BP_CONN_WRITE_WANTED = 1u << 4, /* readiness: WRITABLE requested */
 	BP_CONN_DGRAM = 1u << 5,
 	BP_CONN_DGRAM_CONNECTED = 1u << 6,
+	BP_CONN_TIMESTAMPS = 1u << 7,   /* SO_TIMESTAMPING: receive with recvmsg and cmsg */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u
@@ -140,6 +142,8 @@ struct bp_conn {
 	struct msghdr smsg;          /* datagram send (completion backends) */
 	struct iovec siov;
 	struct sockaddr_storage speer;
+	uint64_t rx_ts_ns;           /* software receive timestamp of the last bytes (REALTIME) */
+	uint8_t cmsg[128];           /* control buffer for timestamped receives */
 	struct bp_conn *next, *prev; /* the loop's list of live conns */
 	struct bp_conn *next_dead;
 	uint8_t in_callback;         /* >0 while a user callback of this conn runs */
