@@ -76,7 +76,7 @@
 /* ops, in the low 3 bits of user_data */
 enum {
 	OP_RECV = 1,    /* stream receive into rbuf */
-	OP_RECVMSG = 2, /* datagram receive with c->rmsg */
+	OP_RECVMSG = 2, /* receive with c->rmsg: datagram or timestamped conns */
 	OP_SEND = 3,    /* stream send */
 	OP_SENDMSG = 4, /* datagram send with c->smsg */
 	OP_POLL = 5,    /* multishot POLLIN: listener, wake fd */
@@ -499,7 +499,8 @@ static int uring_recv(struct bp_loop *loop, struct bp_conn *c)
 	sqe = get_sqe(loop, u, &err);
 	if (!sqe)
 		return err;
-	if (c->flags & BP_CONN_DGRAM) {
+	/* datagrams need the source address, timestamped conns the control data */
+	if (c->flags & (BP_CONN_DGRAM | BP_CONN_TIMESTAMPS)) {
 		io_uring_prep_recvmsg(sqe, c->io.fd, &c->rmsg, 0);
 		track_op(u, sqe, &c->io, OP_RECVMSG);
 	} else {
