@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-NAPI settings over the "netdev" generic netlink family, with libmnl.
+ *
+ * Each call opens its own netlink socket, so it acts in the calling thread's network
+ * namespace at the time of the call (a thread that setns()'d into a test bed sees
+ * that bed's NAPIs) and needs no locking. NAPI ids are global, but the kernel looks
+ * them up only among the devices of the socket's namespace: an id from another
+ * namespace is -ENOENT.
+ *
+ * Which attributes a kernel knows: napi-get replies carry only those it has (see
+ * bp_napi_info.has); napi-set is validated strictly, so an attribute it does not
+ * know is refused as a whole request with EINVAL, extack "Unknown attribute type"
+ * and the attribute's offset, which bp_napi_nl_explain() turns into -EOPNOTSUPP
+ * naming the setting. Nothing is changed in that case.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <busypoll/napi.h>
+
+#include "compat.h"
+#include "core/internal.h"
+#include "net/napi_nl.h"
+
+/* The first release with each attribute or command, for "this kernel lacks it". */
+static const struct {
+	const char *name;
+	const char *since;
+} napi_attrs[BP_NETDEV_A_NAPI_MAX + 1] = {
+	[BP_NETDEV_A_NAPI_IFINDEX] = { "ifindex", "6.8" },
+	[BP_NETDEV_A_NAPI_ID] = { "id", "6.8" },
+	[BP_NETDEV_A_NAPI_IRQ] = { "irq", "6.8" },
+	[BP_NETDEV_A_NAPI_PID] = { "pid", "6.8" },
+	[BP_NETDEV_A_NAPI_DEFER_HARD_IRQS] = { "defer-hard-irqs", "6.13" },
+	[BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT] = { "gro-flush-timeout", "6.13" },
+	[BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT] = { "irq-suspend-timeout", "6.13" },
+	[BP_NETDEV_A_NAPI_THREADED] = { "threaded", "6.17" },
+};
+#define NAPI_GET_SINCE "6.8"
+#define NAPI_SET_SINCE "6.13"
+
+const char *bp_napi_attr_name(unsigned int type)
+{
+	return type <= BP_NETDEV_A_NAPI_MAX ? napi_attrs[type].name : NULL;
+}
+
+int bp_napi_nl_explain(const struct nlmsghdr *req, int err, const char *msg, uint32_t offs,
+		       const char *what)
+{
+	const struct nlattr *bad = NULL;
+	const char *name = NULL;
+	unsigned int type = 0;
+
+	if (err == -EPERM)
+		return bp_err_set(err, "%s: %s (needs CAP_NET_ADMIN)", what, strerror(EPERM));
+	/* The offset is from the start of the request; only trust one inside it. */
+	if (req && offs >= NLMSG_HDRLEN + GENL_HDRLEN &&
+	    (uint64_t)offs + sizeof(struct nlattr) <= req->nlmsg_len) {
+		bad = (const struct nlattr *)((const char *)req + offs);
+		type = bad->nla_type & NLA_TYPE_MASK;
+		name = bp_napi_attr_name(type);
+	}
+	if (err == -EINVAL && name && (!msg || strstr(msg, "Unknown attribute")))
+		return bp_err_set(-EOPNOTSUPP, "%s %s: this kernel lacks it (Linux %s)", what, name,
+				  napi_attrs[type].since);
+	if (name)
+		return bp_err_set(err, "%s %s: %s", what, name, msg ? msg : strerror(-err));
+	if (bad)
+		return bp_err_set(err, "%s attribute %u: %s", what, type, msg ? msg : strerror(-err));
+	return bp_err_set(err, "%s: %s", what, msg ? msg : strerror(-err));
+}
+
+/* ---- one request/reply exchange ---- */
+
+struct nl_conn {
+	struct mnl_socket *sock;
+	uint32_t portid;
+	uint32_t seq;
+};
+
+struct talk {
+	const struct nlmsghdr *req;
+	mnl_cb_t cb;            /* for each reply message */
+	void *data;
+	int err;                /* the kernel's negative errno, 0 */
+	char msg[160];          /* extack message */
+	uint32_t offs;          /* extack offset of the rejected attribute */
+};
+
+static int nl_open(struct nl_conn *c)
+{
+	int one = 1;
+
+	c->sock = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	if (!c->sock)
+		return bp_err_sys("socket(AF_NETLINK, NETLINK_GENERIC)", -errno);
+	if (mnl_socket_bind(c->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int err = bp_err_sys("bind(netlink)", -errno);
+		mnl_socket_close(c->sock);
+		return err;
+	}
+	/*
+	 * Extended acks carry the kernel's reason and the offending attribute, which
+	 * is how unsupported settings are told apart from bad values. Capped acks keep
+	 * the request out of the error. Both are best effort (Linux 4.12+).
+	 */
+	mnl_socket_setsockopt(c->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(c->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	c->portid = mnl_socket_get_portid(c->sock);
+	c->seq = (uint32_t)time(NULL);
+	return 0;
+}
+
+static int extack_cb(const struct nlattr *a, void *data)
+{
+	struct talk *t = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case NLMSGERR_ATTR_MSG:
+		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+			snprintf(t->msg, sizeof(t->msg), "%s", mnl_attr_get_str(a));
+		break;
+	case NLMSGERR_ATTR_OFFS:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			t->offs = mnl_attr_get_u32(a);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* The TLVs of an error or done message start at offset off into its payload. */
+static void parse_extack(const struct nlmsghdr *nlh, size_t off, struct talk *t)
+{
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || off > mnl_nlmsg_get_payload_len(nlh))
+		return;
+	mnl_attr_parse(nlh, (unsigned int)off, extack_cb, t);
+}
+
+static int error_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct talk *t = data;
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	size_t off = sizeof(*e);
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	if (e->error == 0)
+		return MNL_CB_STOP; /* the ack of a request that worked */
+	t->err = e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len >= NLMSG_HDRLEN)
+		off += NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN); /* the request echoed back */
+	parse_extack(nlh, off, t);
+	errno = -e->error;
+	return MNL_CB_ERROR;
+}
+
+/* End of a dump; a dump that failed midway says so here, with its own extack. */
+static int done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct talk *t = data;
+	int err = 0;
+
+	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int))
+		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(int));
+	if (err >= 0)
+		return MNL_CB_STOP;
+	t->err = err;
+	parse_extack(nlh, sizeof(int), t);
+	errno = -err;
+	return MNL_CB_ERROR;
+}
+
+static int noop_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return MNL_CB_OK;
+}
+
+static int data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct talk *t = data;
+
+	return t->cb ? t->cb(nlh, t->data) : MNL_CB_OK;
+}
+
+/*
+ * Send req (its seq and port are filled in here) and feed every reply to cb until
+ * the ack or the end of the dump. 0, or -errno with bp_last_error() set (what
+ * names the request in messages).
+ */
+static int nl_talk(struct nl_conn *c, struct nlmsghdr *req, mnl_cb_t cb, void *data,
+		   const char *what)
+{
+	static mnl_cb_t ctl[NLMSG_MIN_TYPE] = { /* libmnl takes it non-const */
+		[NLMSG_NOOP] = noop_cb,
+		[NLMSG_ERROR] = error_cb,
+		[NLMSG_DONE] = done_cb,
+		[NLMSG_OVERRUN] = noop_cb,
+	};
+	struct talk t = { .req = req, .cb = cb, .data = data };
+	char *buf;
+	size_t cap = 32768; /* a dump packs up to this much per datagram */
+	int rc;
+
+	req->nlmsg_seq = ++c->seq;
+	req->nlmsg_pid = 0;
+	if (mnl_socket_sendto(c->sock, req, req->nlmsg_len) < 0)
+		return bp_err_sys("sendto(netlink)", -errno);
+	buf = malloc(cap);
+	if (!buf)
+		return bp_err_set(-ENOMEM, "%s: out of memory", what);
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(c->sock, buf, cap);
+
+		if (n < 0) {
+			rc = bp_err_sys("recv(netlink)", -errno);
+			break;
+		}
+		rc = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, c->portid, data_cb, &t, ctl,
+				 NLMSG_MIN_TYPE);
+		if (rc == MNL_CB_STOP) {
+			rc = 0;
+			break;
+		}
+		if (rc == MNL_CB_ERROR) {
+			if (t.err)
+				rc = bp_napi_nl_explain(req, t.err, t.msg[0] ? t.msg : NULL, t.offs, what);
+			else if (errno == EINTR) /* NLM_F_DUMP_INTR: the list changed mid-dump */
+				rc = bp_err_set(-EINTR, "%s: dump interrupted by a change", what);
+			else
+				rc = bp_err_set(-errno, "%s: bad reply: %s", what, strerror(errno));
+			break;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* ---- the netdev family: its id and whether it has the NAPI commands ---- */
+
+struct family {
+	uint16_t id;
+	bool napi_get, napi_set;
+};
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct family *f = data;
+	const struct nlattr *a, *op, *oa;
+
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		switch (mnl_attr_get_type(a)) {
+		case CTRL_ATTR_FAMILY_ID:
+			if (mnl_attr_validate(a, MNL_TYPE_U16) == 0)
+				f->id = mnl_attr_get_u16(a);
+			break;
+		case CTRL_ATTR_OPS:
+			mnl_attr_for_each_nested(op, a) {
+				mnl_attr_for_each_nested(oa, op) {
+					if (mnl_attr_get_type(oa) != CTRL_ATTR_OP_ID ||
+					    mnl_attr_validate(oa, MNL_TYPE_U32))
+						continue;
+					if (mnl_attr_get_u32(oa) == BP_NETDEV_CMD_NAPI_GET)
+						f->napi_get = true;
+					if (mnl_attr_get_u32(oa) == BP_NETDEV_CMD_NAPI_SET)
+						f->napi_set = true;
+				}
+			}
+			break;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static struct nlmsghdr *genl_msg(char *buf, uint16_t type, uint16_t flags, uint8_t cmd)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+/*
+ * Families are global (not per namespace) and the netdev family is built in, so
+ * its id is asked once per process and kept.
+ */
+static int netdev_family(struct nl_conn *c, struct family *out)
+{
+	static struct family cached;
+	static bool have; /* written once; a race only asks the kernel twice */
+	char req[256] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh;
+	int rc;
+
+	if (__atomic_load_n(&have, __ATOMIC_ACQUIRE)) {
+		*out = cached;
+		return 0;
+	}
+	memset(req, 0, sizeof(req));
+	nlh = genl_msg(req, GENL_ID_CTRL, NLM_F_ACK, CTRL_CMD_GETFAMILY);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, BP_NETDEV_FAMILY_NAME);
+	*out = (struct family){ 0 };
+	rc = nl_talk(c, nlh, family_cb, out, "netlink family " BP_NETDEV_FAMILY_NAME);
+	if (rc == -ENOENT)
+		return bp_err_set(-ENOENT, "netlink family %s: not in this kernel (napi-get needs "
+				  "Linux " NAPI_GET_SINCE ")", BP_NETDEV_FAMILY_NAME);
+	if (rc)
+		return rc;
+	if (!out->id)
+		return bp_err_set(-EPROTO, "netlink family %s: reply without an id",
+				  BP_NETDEV_FAMILY_NAME);
+	cached = *out;
+	__atomic_store_n(&have, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Open a socket and resolve the family; needs says which command must exist. */
+static int napi_begin(struct nl_conn *c, struct family *f, uint8_t cmd)
+{
+	int rc = nl_open(c);
+
+	if (rc)
+		return rc;
+	rc = netdev_family(c, f);
+	if (!rc && cmd == BP_NETDEV_CMD_NAPI_GET && !f->napi_get)
+		rc = bp_err_set(-EOPNOTSUPP, "napi-get: this kernel lacks it (Linux " NAPI_GET_SINCE ")");
+	if (!rc && cmd == BP_NETDEV_CMD_NAPI_SET && !f->napi_set)
+		rc = bp_err_set(-EOPNOTSUPP, "napi-set: this kernel lacks it (Linux " NAPI_SET_SINCE ")");
+	if (rc)
+		mnl_socket_close(c->sock);
+	return rc;
+}
+
+/* ---- napi-get ---- */
+
+/* The kernel answers a missing id with ENOENT and no words: add the likely why. */
+static int no_such_napi(const char *what, uint32_t id)
+{
+	return bp_err_set(-ENOENT, "%s: no NAPI id %u in this network namespace%s", what, id,
+			  id < BP_MIN_NAPI_ID ? " (ids below 256 are not NAPI instances)" : "");
+}
+
+struct napi_collect {
+	struct bp_napi_info *out;
+	size_t max, n;
+};
+
+/* "uint" attributes are 4 or 8 bytes, whichever the value needs. */
+static bool get_uint(const struct nlattr *a, uint64_t *v)
+{
+	uint16_t len = mnl_attr_get_payload_len(a);
+
+	if (len == sizeof(uint32_t))
+		*v = mnl_attr_get_u32(a);
+	else if (len == sizeof(uint64_t))
+		*v = mnl_attr_get_u64(a);
+	else
+		return false;
+	return true;
+}
+
+static bool get_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (mnl_attr_validate(a, MNL_TYPE_U32))
+		return false;
+	*v = mnl_attr_get_u32(a);
+	return true;
+}
+
+static int napi_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct napi_collect *c = data;
+	struct bp_napi_info info = { .irq = -1, .pid = -1 };
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+	bool have_id = false;
+	uint32_t u;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN || g->cmd != BP_NETDEV_CMD_NAPI_GET)
+		return MNL_CB_OK;
+	/* Unknown (newer) attributes are skipped: a newer kernel must not break this. */
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		switch (mnl_attr_get_type(a)) {
+		case BP_NETDEV_A_NAPI_ID:
+			have_id = get_u32(a, &info.id);
+			break;
+		case BP_NETDEV_A_NAPI_IFINDEX:
+			get_u32(a, &info.ifindex);
+			break;
+		case BP_NETDEV_A_NAPI_IRQ:
+			if (get_u32(a, &u)) {
+				info.irq = (int32_t)u;
+				info.has |= BP_NAPI_HAS_IRQ;
+			}
+			break;
+		case BP_NETDEV_A_NAPI_PID:
+			if (get_u32(a, &u)) {
+				info.pid = (int32_t)u;
+				info.has |= BP_NAPI_HAS_PID;
+			}
+			break;
+		case BP_NETDEV_A_NAPI_DEFER_HARD_IRQS:
+			if (get_u32(a, &info.defer_hard_irqs))
+				info.has |= BP_NAPI_HAS_DEFER;
+			break;
+		case BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT:
+			if (get_uint(a, &info.gro_flush_timeout_ns))
+				info.has |= BP_NAPI_HAS_GRO_FLUSH;
+			break;
+		case BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT:
+			if (get_uint(a, &info.irq_suspend_timeout_ns))
+				info.has |= BP_NAPI_HAS_IRQ_SUSPEND;
+			break;
+		case BP_NETDEV_A_NAPI_THREADED:
+			if (get_u32(a, &info.threaded))
+				info.has |= BP_NAPI_HAS_THREADED;
+			break;
+		}
+	}
+	if (!have_id)
+		return MNL_CB_OK;
+	if (c->n < c->max)
+		c->out[c->n] = info;
+	c->n++;
+	return MNL_CB_OK;
+}
+
+int bp_napi_list(uint32_t ifindex, struct bp_napi_info *out, size_t max)
+{
+	char req[256] __attribute__((aligned(4)));
+	struct nl_conn c;
+	struct family f;
+	struct napi_collect col;
+	int rc;
+
+	rc = napi_begin(&c, &f, BP_NETDEV_CMD_NAPI_GET);
+	if (rc)
+		return rc;
+	/* A dump that raced with a device change is flagged; it is cheap to redo. */
+	for (int tries = 0; tries < 3; tries++) {
+		struct nlmsghdr *nlh;
+
+		memset(req, 0, sizeof(req));
+		nlh = genl_msg(req, f.id, NLM_F_DUMP, BP_NETDEV_CMD_NAPI_GET);
+		if (ifindex)
+			mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_IFINDEX, ifindex);
+		col = (struct napi_collect){ .out = out, .max = max };
+		rc = nl_talk(&c, nlh, napi_cb, &col, "napi-get");
+		if (rc != -EINTR)
+			break;
+	}
+	mnl_socket_close(c.sock);
+	if (rc)
+		return rc;
+	if (col.n > INT_MAX)
+		return bp_err_set(-EOVERFLOW, "napi-get: %zu NAPI instances", col.n);
+	return (int)col.n;
+}
+
+int bp_napi_get(uint32_t id, struct bp_napi_info *out)
+{
+	char req[256] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh;
+	struct nl_conn c;
+	struct family f;
+	struct napi_collect col = { .out = out, .max = 1 };
+	int rc;
+
+	rc = napi_begin(&c, &f, BP_NETDEV_CMD_NAPI_GET);
+	if (rc)
+		return rc;
+	memset(req, 0, sizeof(req));
+	nlh = genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_GET);
+	mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_ID, id);
+	rc = nl_talk(&c, nlh, napi_cb, &col, "napi-get");
+	mnl_socket_close(c.sock);
+	if (rc == -ENOENT || (!rc && col.n == 0))
+		return no_such_napi("napi-get", id);
+	return rc;
+}
+
+/* ---- napi-set ---- */
+
+/* Like the kernel's nla_put_uint: 4 bytes when the value fits, 8 otherwise. */
+static void put_uint(struct nlmsghdr *nlh, uint16_t type, uint64_t v)
+{
+	if (v <= UINT32_MAX)
+		mnl_attr_put_u32(nlh, type, (uint32_t)v);
+	else
+		mnl_attr_put_u64(nlh, type, v);
+}
+
+int bp_napi_set(uint32_t id, const bp_napi_settings *s)
+{
+	const uint32_t settable = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH |
+				  BP_NAPI_HAS_IRQ_SUSPEND | BP_NAPI_HAS_THREADED;
+	char req[256] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh;
+	struct nl_conn c;
+	struct family f;
+	int rc;
+
+	/* irq and pid are read-only: a napi-get result can be passed back as it is. */
+	if (!(s->has & settable))
+		return 0;
+	rc = napi_begin(&c, &f, BP_NETDEV_CMD_NAPI_SET);
+	if (rc)
+		return rc;
+	memset(req, 0, sizeof(req));
+	nlh = genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_SET);
+	mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_ID, id);
+	if (s->has & BP_NAPI_HAS_DEFER)
+		mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_DEFER_HARD_IRQS, s->defer_hard_irqs);
+	if (s->has & BP_NAPI_HAS_GRO_FLUSH)
+		put_uint(nlh, BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, s->gro_flush_timeout_ns);
+	if (s->has & BP_NAPI_HAS_IRQ_SUSPEND)
+		put_uint(nlh, BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT, s->irq_suspend_timeout_ns);
+	if (s->has & BP_NAPI_HAS_THREADED)
+		mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_THREADED, s->threaded);
+	rc = nl_talk(&c, nlh, NULL, NULL, "napi-set");
+	mnl_socket_close(c.sock);
+	return rc == -ENOENT ? no_such_napi("napi-set", id) : rc;
+}
+
+/* ---- device-wide sysfs knobs ---- */
+
+/*
+ * A path under /sys/class/net from names the caller gave: no '/', no "." or "..",
+ * so a device or knob name can never walk out of the device's directory.
+ */
+static int knob_path(const char *dev, const char *knob, char *path, size_t len)
+{
+	const char *parts[2] = { dev, knob };
+
+	for (int i = 0; i < 2; i++)
+		if (!parts[i] || !*parts[i] || strchr(parts[i], '/') || !strcmp(parts[i], ".") ||
+		    !strcmp(parts[i], ".."))
+			return bp_err_set(-EINVAL, "sysfs knob: bad %s name '%s'",
+					  i ? "knob" : "device", parts[i] ? parts[i] : "(null)");
+	if ((size_t)snprintf(path, len, "/sys/class/net/%s/%s", dev, knob) >= len)
+		return bp_err_set(-EINVAL, "sysfs knob: name too long");
+	return 0;
+}
+
+int bp_dev_get_knob(const char *dev, const char *knob, uint64_t *value)
+{
+	char path[256], text[64], *end;
+	ssize_t n;
+	int fd, rc;
+
+	if ((rc = knob_path(dev, knob, path, sizeof(path))))
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bp_err_set(-errno, "open(%s): %s", path, strerror(errno));
+	n = read(fd, text, sizeof(text) - 1);
+	rc = -errno;
+	close(fd);
+	if (n < 0)
+		return bp_err_set(rc, "read(%s): %s", path, strerror(-rc));
+	text[n] = '\0';
+	errno = 0;
+	*value = strtoull(text, &end, 0);
+	if (end == text || errno || (*end && *end != '\n'))
+		return bp_err_set(-EIO, "%s: not a number: '%.20s'", path, text);
+	return 0;
+}
+
+int bp_dev_set_knob(const char *dev, const char *knob, uint64_t value)
+{
+	char path[256], text[32];
+	int fd, rc, len;
+	ssize_t n;
+
+	if ((rc = knob_path(dev, knob, path, sizeof(path))))
+		return rc;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bp_err_set(-errno, "open(%s): %s", path, strerror(errno));
+	len = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)value);
+	/* sysfs takes the whole value in one write; its errors come back from it */
+	n = write(fd, text, (size_t)len);
+	rc = n < 0 ? -errno : n != len ? -EIO : 0;
+	close(fd);
+	if (rc)
+		return bp_err_set(rc, "write(%s, %llu): %s", path, (unsigned long long)value,
+				  strerror(-rc));
+	return 0;
+}

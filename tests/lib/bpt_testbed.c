@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Cleanup for test programs that build a veth test bed: see bpt_testbed.h. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <busypoll/loop.h>
+
+#include "bpt_testbed.h"
+
+#define GUARD_MAX 4
+static char guard_name[GUARD_MAX][BP_TESTBED_NAME_MAX + 1];
+/* prepared before any signal can come: the handler may not format strings */
+static char guard_path[GUARD_MAX][2][128];
+static volatile sig_atomic_t guard_count;
+
+void bpt_require_root(const char *what)
+{
+	if (geteuid() == 0)
+		return;
+	fprintf(stderr, "SKIP: %s needs root (it creates network namespaces)\n", what);
+	exit(77);
+}
+
+const char *bpt_testbed_name(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%d", prefix, (int)getpid());
+	return buf;
+}
+
+static void guard_atexit(void)
+{
+	for (int g = 0; g < guard_count; g++) {
+		if (!bp_testbed_exists(guard_name[g]))
+			continue;
+		if (bp_testbed_down_by_name(guard_name[g]))
+			fprintf(stderr, "cleanup of test bed %s: %s\n", guard_name[g], bp_last_error());
+		else
+			fprintf(stderr, "cleanup: removed test bed %s\n", guard_name[g]);
+	}
+}
+
+static void guard_signal(int sig)
+{
+	for (int g = 0; g < guard_count; g++)
+		for (int i = 0; i < 2; i++) {
+			umount2(guard_path[g][i], MNT_DETACH);
+			unlink(guard_path[g][i]);
+		}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void bpt_testbed_guard(const char *name)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGSEGV, SIGBUS };
+	struct sigaction sa;
+	int g = guard_count;
+
+	if (g == GUARD_MAX) {
+		fprintf(stderr, "bpt_testbed_guard: more than %d beds\n", GUARD_MAX);
+		abort();
+	}
+	snprintf(guard_name[g], sizeof(guard_name[g]), "%s", name);
+	for (int i = 0; i < 2; i++)
+		snprintf(guard_path[g][i], sizeof(guard_path[g][i]), "/run/netns/bp-%s-%c", name,
+			 'a' + i);
+	guard_count = g + 1; /* only now can the handler see it */
+	if (g > 0)
+		return;
+	atexit(guard_atexit);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = guard_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
