@@ -10,7 +10,6 @@
  * matching -EOPNOTSUPP/-EPERM. Children report with their exit status, never with cmocka
  * asserts (those would longjmp into the parent's copy of the runner).
  */
-#define _GNU_SOURCE /* setresuid, setresgid */
 #include <errno.h>
 #include <grp.h>
 #include <setjmp.h>
