@@ -42,7 +42,7 @@ struct cmp_cell {
 	int flows;
 	int runs;                  /* completed */
 	bool failed;
-	char error[256];
+	char error[512];
 	double tps, tps_min, tps_max;
 	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians */
 	double cpu_us_per_tx;      /* client + server, user + system */
