@@ -181,20 +181,47 @@ bool em_field(struct emit *e, const char *key)
 void em_begin(struct emit *e, const char *key, bool is_null)
 {
 	if (e->kind == EMIT_JSON && !e->null_depth) {
-		if (key) {
+		/* A member has a key; an element of an array has none but still a comma. */
+		if (key || e->in_array[e->depth]) {
 			if (!e->first[e->depth])
 				fputc(',', e->out);
 			e->first[e->depth] = false;
 			json_indent(e);
-			fprintf(e->out, "\"%s\": ", key);
+			if (key)
+				fprintf(e->out, "\"%s\": ", key);
 		}
 		fputs(is_null ? "null" : "{", e->out);
 	}
 	e->depth++;
 	e->first[e->depth] = true;
+	e->in_array[e->depth] = false;
 	e->path[e->depth] = key;
 	if (is_null && !e->null_depth)
 		e->null_depth = e->depth;
+}
+
+void em_array_begin(struct emit *e, const char *key)
+{
+	if (e->kind != EMIT_JSON)
+		return;
+	if (!e->first[e->depth])
+		fputc(',', e->out);
+	e->first[e->depth] = false;
+	json_indent(e);
+	fprintf(e->out, "\"%s\": [", key);
+	e->depth++;
+	e->first[e->depth] = true;
+	e->in_array[e->depth] = true;
+	e->path[e->depth] = key;
+}
+
+void em_array_end(struct emit *e)
+{
+	if (e->kind != EMIT_JSON)
+		return;
+	e->depth--;
+	json_indent(e);
+	fputc(']', e->out);
 }
 
 void em_end(struct emit *e)

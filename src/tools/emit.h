@@ -26,6 +26,7 @@ struct emit {
 	bool first[EMIT_MAX_DEPTH + 1]; /* json: no member printed yet at this depth */
 	const char *path[EMIT_MAX_DEPTH + 1]; /* csv: object keys down to here */
 	int ncols;                    /* csv: fields printed on this line */
+	bool in_array[EMIT_MAX_DEPTH + 1]; /* json: this depth is an array of objects */
 };
 
 /* utf8_len - length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
@@ -42,6 +43,9 @@ bool em_field(struct emit *e, const char *key);
 /* em_begin - an object (key NULL for the document); is_null: json null, csv empty fields. */
 void em_begin(struct emit *e, const char *key, bool is_null);
 void em_end(struct emit *e);
+/* em_array_begin/end - json only: an array whose elements are em_begin(e, NULL, ..) objects. */
+void em_array_begin(struct emit *e, const char *key);
+void em_array_end(struct emit *e);
 void em_u64(struct emit *e, const char *key, uint64_t v);
 void em_int(struct emit *e, const char *key, long long v);
 /* em_double - NaN or infinity (never valid JSON) is null. */
