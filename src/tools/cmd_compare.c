@@ -118,6 +118,10 @@ static int add_mode(struct cmp_opts *o, const char *client, const char *server, 
 			snprintf(o->skipped[o->nskipped++], sizeof(o->skipped[0]), "%s", why);
 		return 0;
 	}
+	if (!strcmp(client, server))
+		snprintf(o->labels[o->nmodes], sizeof(o->labels[0]), "%s", client);
+	else
+		snprintf(o->labels[o->nmodes], sizeof(o->labels[0]), "client %.60s / server %.60s", client, server);
 	bp_mode_format(&mc, o->client_modes[o->nmodes], sizeof(o->client_modes[0]));
 	bp_mode_format(&ms, o->server_modes[o->nmodes], sizeof(o->server_modes[0]));
 	o->nmodes++;
@@ -456,19 +460,14 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, const cha
 	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", mode_text);
 }
 
-static void progress(const struct cmp_opts *o, int done, int total, const char *cmode, const char *smode, int flows,
-		     int run)
+static void progress(const struct cmp_opts *o, int done, int total, const char *label, int flows, int run)
 {
 	double per_cell = o->duration_s + o->warmup_s + 0.3;
 	double left = per_cell * (double)(total - done);
 
 	if (o->quiet)
 		return;
-	if (!strcmp(cmode, smode))
-		fprintf(stderr, "busypoll compare: [%2d/%d] %-36s flows %-4d", done + 1, total, cmode, flows);
-	else
-		fprintf(stderr, "busypoll compare: [%2d/%d] client %s / server %s flows %-4d", done + 1, total, cmode,
-			smode, flows);
+	fprintf(stderr, "busypoll compare: [%2d/%d] %-36s flows %-4d", done + 1, total, label, flows);
 	if (o->runs > 1)
 		fprintf(stderr, " run %d/%d", run + 1, o->runs);
 	fprintf(stderr, "  about %.0f s left\n", left);
@@ -510,7 +509,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 			for (int run = 0; run < o->runs && !stop_requested; run++) {
 				struct rr_opts co;
 
-				progress(o, done++, total, o->client_modes[mi], o->server_modes[mi], cell->flows, run);
+				progress(o, done++, total, o->labels[mi], cell->flows, run);
 				cell_rr_opts(o, &co, o->client_modes[mi], false);
 				co.flows = cell->flows;
 				co.port = rr_server_port(srv);
@@ -536,8 +535,9 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				bp_mode_parse(o->server_modes[mi], &sm, NULL, 0);
 				cell->busy_poll_mode_client = bp_mode_is_busy_poll(&cm);
 				cell->busy_poll_mode_server = bp_mode_is_busy_poll(&sm);
-				cell->proof_missing = (cell->busy_poll_mode_client && cell->bprx_client_per_tx == 0) ||
-						      (cell->busy_poll_mode_server && cell->bprx_server_per_tx == 0);
+				cell->proof_missing =
+					(cell->busy_poll_mode_client && cell->bprx_client_per_tx < CMP_PROOF_MIN) ||
+					(cell->busy_poll_mode_server && cell->bprx_server_per_tx < CMP_PROOF_MIN);
 			} else if (!cell->failed) {
 				r->ncells--; /* interrupted before anything was measured */
 			}

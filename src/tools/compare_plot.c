@@ -44,12 +44,7 @@ static void xml_text(FILE *f, const char *s)
 
 static void mode_label(const struct cmp_report *r, int mi, char *buf, size_t len)
 {
-	const char *cm = r->opts.client_modes[mi], *sm = r->opts.server_modes[mi];
-
-	if (!strcmp(cm, sm))
-		snprintf(buf, len, "%s", cm);
-	else
-		snprintf(buf, len, "client %s / server %s", cm, sm);
+	snprintf(buf, len, "%s", r->opts.labels[mi]);
 }
 
 static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
