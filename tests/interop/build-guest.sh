@@ -68,6 +68,7 @@ busybox=$(command -v busybox)
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9 # one builder at a time; a second waits and then finds the cache ready
+rm -rf "$cache"/extract.* "$cache"/initramfs.* # left by a builder that was killed
 
 # 2. Which kernel package: the one linux-image-amd64 depends on (Debian 12: linux-image-6.1.0-N-amd64),
 # or $BP_INTEROP_KERNEL_PKG. When apt cannot tell (no lists, offline), reuse what the cache holds.

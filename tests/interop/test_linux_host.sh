@@ -57,8 +57,12 @@ tmp=$(mktemp -d /tmp/bp-interop.XXXXXX) || exit 1
 qemu_pid=""
 peer_pid=""
 nvmet_pid=""
+reapers=""
 cleanup() {
 	local p
+	for p in $reapers; do
+		kill "$p" 2>/dev/null
+	done
 	for p in $qemu_pid $peer_pid $nvmet_pid; do
 		kill "$p" 2>/dev/null
 	done
@@ -108,12 +112,25 @@ done <"$tmp/guest.env"
 [ -f "${BP_GUEST_KERNEL:-}" ] && [ -f "${BP_GUEST_INITRD:-}" ] || fail "build-guest.sh gave no kernel/initrd"
 t_build=$(($(date +%s) - t0))
 
+# reap PID: if this script dies without its cleanup (SIGKILL from a runner), PID still ends
+# and the temporary directory goes
+reap() {
+	(
+		trap - EXIT INT TERM HUP
+		while kill -0 $$ 2>/dev/null; do sleep 2; done
+		kill "$1" 2>/dev/null && sleep 3 && kill -9 "$1"
+		rm -rf "$tmp"
+	) </dev/null >/dev/null 2>&1 &
+	reapers+=" $!"
+}
+
 # console lines: the guest's own lines may follow escape codes of the firmware on one line
 console() { tr -d '\r' <"$1" | grep -ao "$2.*"; }
 
-# start_guest LOGFILE APPEND NETDEV_OPTIONS SMP: prints qemu's pid
+# start_guest LOGFILE APPEND NETDEV_OPTIONS SMP: prints the pid; qemu ends by itself at the
+# latest a minute after the guest's time limit
 start_guest() {
-	qemu-system-x86_64 -accel tcg -m 512M -smp "$4" -nographic -no-reboot \
+	timeout -k 5 $((guest_timeout + 60)) qemu-system-x86_64 -accel tcg -m 512M -smp "$4" -nographic -no-reboot \
 		-kernel "$BP_GUEST_KERNEL" -initrd "$BP_GUEST_INITRD" \
 		-append "console=ttyS0 quiet panic=-1 nokaslr mitigations=off $2" \
 		-netdev "user,id=n0$3" -device virtio-net-pci,netdev=n0,romfile= \
@@ -132,6 +149,7 @@ stub)
 	python3 "$here/icreq_listener.py" "$tmp/port" "$tmp/icreq.log" $((guest_timeout + 60)) \
 		>"$tmp/target.log" 2>&1 &
 	peer_pid=$!
+	reap "$peer_pid"
 	for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 	port=$(cat "$tmp/port" 2>/dev/null)
 	[ -n "$port" ] || fail "the ICReq listener did not start"
@@ -140,6 +158,7 @@ stub)
 nvmet)
 	port=$(free_port)
 	nvmet_pid=$(start_guest "$tmp/target.log" "bpi.role=nvmet $common" ",hostfwd=tcp:127.0.0.1:$port-10.0.2.15:4420" 1)
+	reap "$nvmet_pid"
 	for _ in $(seq "$guest_timeout"); do
 		console "$tmp/target.log" 'INTEROP-TARGET: ready' >/dev/null && break
 		console "$tmp/target.log" 'INTEROP-RESULT: ' >/dev/null && fail "the nvmet guest failed"
@@ -152,8 +171,9 @@ busypoll)
 	port=$(free_port)
 	# shellcheck disable=SC2086 # BP_INTEROP_TARGET_ARGS is a list of options
 	"$BP" target --listen "127.0.0.1:$port" --nqn "$nqn" --ns "ram:$ns_size" \
-		${BP_INTEROP_TARGET_ARGS:-} >"$tmp/target.log" 2>&1 &
+		${BP_INTEROP_TARGET_ARGS:-} </dev/null >"$tmp/target.log" 2>&1 &
 	peer_pid=$!
+	reap "$peer_pid"
 	;;
 esac
 for _ in $(seq 100); do
@@ -168,6 +188,7 @@ t_peer=$(($(date +%s) - t0))
 t0=$(date +%s)
 qemu_pid=$(start_guest "$tmp/console.log" \
 	"bpi.role=host bpi.port=$port bpi.hostnqn=$hostnqn bpi.phases=$phases bpi.mode=$mode $common" "" "$smp")
+reap "$qemu_pid"
 
 result=""
 while :; do
