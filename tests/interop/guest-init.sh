@@ -52,6 +52,7 @@ finish() {
 		dmesg | grep -E 'nvme|crc32c|eth0|virtio|Call Trace|BUG|WARNING|Oops' | tail -60
 		echo "INTEROP: ---- end of kernel log ----"
 	fi
+	dmesg -n 1 # no kernel message may split the result line on the console
 	echo "INTEROP-RESULT: $*"
 	sync
 	poweroff -f
@@ -66,6 +67,7 @@ fail() { finish fail "$*"; }
 	echo "INTEROP: guest watchdog: ${timeout}s passed"
 	echo "INTEROP: ---- kernel log ----"
 	dmesg | tail -60
+	dmesg -n 1
 	echo "INTEROP-RESULT: fail timeout: the guest did not finish in ${timeout}s"
 	poweroff -f
 ) &
