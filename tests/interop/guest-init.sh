@@ -229,6 +229,7 @@ run_phase() { # plain|digest
 	mkpat /tmp/p64k-$phase 65536
 	mkpat /tmp/q4k 4096
 	mkpat /tmp/q64k 65536
+	mkpat /tmp/p1m 1048576
 	local off
 	# 4 KiB: first block, an odd block, the middle, the last block
 	o4="0 $((7 * 4096)) $((bytes / 2 + 4096)) $((bytes - 4096))"
@@ -242,7 +243,12 @@ run_phase() { # plain|digest
 	for off in $o64; do put /tmp/p64k-$phase 65536 "$off" direct; done
 	for off in $o4; do check /tmp/p4k-$phase 4096 "$off" direct; done
 	for off in $o64; do check /tmp/p64k-$phase 65536 "$off" direct; done
-	say "$phase: O_DIRECT 4 KiB x$(echo $o4 | wc -w) and 64 KiB x$(echo $o64 | wc -w) written, read back, equal"
+	# and one 1 MiB block: several R2Ts or H2CData PDUs, or a split by MDTS
+	off=$((16 * MiB))
+	[ "$phase" = digest ] && off=$((20 * MiB))
+	put /tmp/p1m $MiB $off direct
+	check /tmp/p1m $MiB $off direct
+	say "$phase: O_DIRECT 4 KiB x$(echo $o4 | wc -w), 64 KiB x$(echo $o64 | wc -w) and 1 MiB x1 written, read back, equal"
 
 	# through the page cache: write, fsync (a flush if the controller has a volatile write
 	# cache), drop the cache, read from the device again

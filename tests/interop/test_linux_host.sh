@@ -16,6 +16,8 @@
 #   BP_INTEROP_SMP         guest CPUs = nvme-tcp I/O queues (default 2)
 #   BP_INTEROP_PHASES      plain,digest (default) or one of them
 #   BP_INTEROP_TARGET_ARGS more options for busypoll target (e.g. "--mode epoll:napi")
+#   BP_INTEROP_NS          ram (default) or file: busypoll target's namespace, 64 MiB in memory
+#                          or in a file of the temporary directory (Flush = fdatasync)
 #   BP_INTEROP_PEER        what the guest connects to:
 #                            busypoll (default) busypoll target
 #                            nvmet    a second guest running Linux's own target (nvmet-tcp),
@@ -169,8 +171,13 @@ nvmet)
 	;;
 busypoll)
 	port=$(free_port)
+	case ${BP_INTEROP_NS:-ram} in
+	ram) ns=ram:$ns_size ;;
+	file) ns=file:$tmp/ns.img,size=$ns_size ;;
+	*) fail "BP_INTEROP_NS=${BP_INTEROP_NS} (ram or file)" ;;
+	esac
 	# shellcheck disable=SC2086 # BP_INTEROP_TARGET_ARGS is a list of options
-	"$BP" target --listen "127.0.0.1:$port" --nqn "$nqn" --ns "ram:$ns_size" \
+	"$BP" target --listen "127.0.0.1:$port" --nqn "$nqn" --ns "$ns" \
 		${BP_INTEROP_TARGET_ARGS:-} </dev/null >"$tmp/target.log" 2>&1 &
 	peer_pid=$!
 	reap "$peer_pid"
@@ -234,7 +241,9 @@ nvmet)
 	;;
 busypoll)
 	# Counters: on SIGUSR1, then at exit. The target must have served I/O queues (qid >= 1),
-	# not only the admin queue.
+	# not only the admin queue: its log names the queues it connected, and its per-queue
+	# counters table (the last one printed) must show reads and writes on I/O queues and no
+	# errors.
 	kill -USR1 "$peer_pid" 2>/dev/null
 	sleep 1
 	kill -TERM "$peer_pid" 2>/dev/null
@@ -244,9 +253,24 @@ busypoll)
 	tst=$?
 	peer_pid=""
 	[ $tst -eq 0 ] || [ $tst -eq 143 ] || fail "busypoll target exited with status $tst"
-	grep -Eiq '(qid|queue)[ =:#]*[1-9]' "$tmp/target.log" ||
-		fail "busypoll target's output shows no I/O queue (qid >= 1)"
-	echo "  target: $(grep -Eic '(qid|queue)[ =:#]*[1-9]' "$tmp/target.log") line(s) about I/O queues"
+	nq=$(grep -Ec 'connected: .*qid [1-9]' "$tmp/target.log")
+	[ "$nq" -ge 1 ] || fail "busypoll target's log shows no I/O queue connected (no 'connected: ... qid N>=1' line)"
+	# header: queue cntlid qid thr peer state commands reads writes ... errors ...
+	read -r ioq rd wr err < <(awk '
+		$1 == "queue" && / qid / && / reads / && / writes / && / errors / {
+			delete col; for (i = 1; i <= NF; i++) col[$i] = i
+			have = 1; ioq = 0; rd = 0; wr = 0; err = 0; next
+		}
+		have && $1 ~ /^[0-9]+$/ {
+			if ($col["qid"] + 0 >= 1) { ioq++; rd += $col["reads"]; wr += $col["writes"] }
+			err += $col["errors"]
+		}
+		END { if (have) print ioq, rd, wr, err; else print "none" }' "$tmp/target.log")
+	[ "$ioq" != none ] || fail "busypoll target printed no per-queue counters (a table with qid, reads, writes, errors) on SIGUSR1/exit"
+	[ "$ioq" -ge 1 ] && [ "$rd" -gt 0 ] && [ "$wr" -gt 0 ] ||
+		fail "busypoll target's counters show no I/O on I/O queues ($ioq I/O queues, $rd reads, $wr writes)"
+	[ "$err" -eq 0 ] || fail "busypoll target counted $err errors"
+	echo "  target: $nq I/O queue connections; counters: $ioq I/O queues, $rd reads, $wr writes, 0 errors"
 	;;
 esac
 
