@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tools/rr.h"
+#include "tools/tool_util.h"
 
 double rr_per_tx(uint64_t value, uint64_t transactions)
 {
@@ -37,66 +38,6 @@ double rr_per_tx(uint64_t value, uint64_t transactions)
 
 /* ---- strings ---- */
 
-/* utf8_len - length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and beyond U+10FFFF are not valid UTF-8. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/*
- * json_string - s (at most max bytes, NUL or not) as a JSON string. The server's
- * mode text arrives off the wire: control characters are escaped and invalid UTF-8
- * becomes U+FFFD, so the document stays valid JSON whatever a peer sent.
- */
-static void json_string(FILE *out, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strnlen(s, max);
-
-	fputc('"', out);
-	for (size_t i = 0; i < n;) {
-		size_t len = utf8_len(p + i, n - i);
-
-		if (p[i] == '"' || p[i] == '\\') {
-			fputc('\\', out);
-			fputc(p[i], out);
-		} else if (p[i] < 0x20) {
-			fprintf(out, "\\u%04x", p[i]);
-		} else if (len == 0) {
-			fputs("\\ufffd", out);
-			len = 1;
-		} else {
-			fwrite(p + i, 1, len, out);
-		}
-		i += len ? len : 1;
-	}
-	fputc('"', out);
-}
-
 /*
  * csv_string - RFC 4180: quoted (quotes doubled) when it holds a comma, quote or line
  * break. Invalid UTF-8 becomes U+FFFD here too, so the file is always valid text.
@@ -113,7 +54,7 @@ static void csv_string(FILE *out, const char *s, size_t max)
 	if (quote)
 		fputc('"', out);
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_len(p + i, n - i);
+		size_t len = tool_utf8_len(p + i, n - i);
 
 		if (len == 0) {
 			fputs("\xef\xbf\xbd", out);
@@ -288,7 +229,7 @@ static void em_string(struct emit *e, const char *key, const char *s, size_t max
 	if (!em_field(e, key))
 		return;
 	if (e->kind == EMIT_JSON)
-		json_string(e->out, s, max);
+		tool_json_string(e->out, s, max);
 	else
 		csv_string(e->out, s, max);
 }
@@ -460,7 +401,7 @@ static void put_clean(FILE *out, const char *s, size_t max)
 		return;
 	}
 	for (size_t i = 0; i < n;) {
-		size_t len = utf8_len(p + i, n - i);
+		size_t len = tool_utf8_len(p + i, n - i);
 
 		if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
 			fputc('?', out);
