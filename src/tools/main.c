@@ -15,6 +15,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "modes", cmd_modes, "list every wait mode, its keys and defaults, and whether it works here" },
 	{ "rr", cmd_rr, "request/response benchmark (neper tcp_rr class), every wait mode" },
+	{ "testbed", cmd_testbed, "two namespaces and a veth pair with NAPI: where busy polling engages" },
+	{ "napi", cmd_napi, "per-NAPI settings (netdev netlink) and the device-wide sysfs knobs" },
 };
 
 void bp_tool_error(const char *sub, const char *fmt, ...)
