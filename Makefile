@@ -21,7 +21,7 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	$(BUILD)/busypoll modes
+	$(BUILD)/busypoll compare
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600

@@ -17,7 +17,7 @@ floor_bin=$build/bench/bench_floor
 
 modes=(
   epoll:block epoll:spin "epoll:napi,usecs=64,budget=8" "epoll:napi,usecs=64,budget=8,prefer"
-  "epoll:hybrid,period=100" uring:block "uring:block,setup=plain" uring:spin
+  "epoll:hybrid,period=100" uring:block "uring:block,setup=plain" uring:spin "uring:spin,setup=plain"
   "uring:napi,usecs=64" "uring:napi,usecs=64,tracking=static" "uring:sqpoll,napi=64"
 )
 

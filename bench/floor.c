@@ -23,7 +23,6 @@
  *
  * Exit status: 0 done, 1 the run failed (peer gone, timeout, syscall), 2 bad input.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* CPU pinning, CPU lists and capability checks. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/capability.h>
 #include <pthread.h>

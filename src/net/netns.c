@@ -4,7 +4,6 @@
  * namespace on /run/netns/NAME. setns() moves only the calling thread, which is
  * what lets a test run a client thread in one namespace and a server in the other.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>

@@ -3,7 +3,6 @@
  * fork+execvp with the child's stderr captured, so that a failed `ip` shows up in
  * bp_last_error() as the user would have seen it on the terminal.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -6,7 +6,6 @@
  * would on the command line; removed natively so that removal needs no helper
  * program and works from any exit path.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>

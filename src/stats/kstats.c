@@ -4,7 +4,6 @@
  * value line is missing, shorter than its header or cut off at end of file (every
  * /proc line ends in '\n') is -EIO, never a partial number.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

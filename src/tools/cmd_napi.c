@@ -27,6 +27,7 @@
 #include <busypoll/testbed.h>
 
 #include "tools/commands.h"
+#include "tools/emit.h"
 #include "tools/napi_util.h"
 #include "tools/tool_util.h"
 
@@ -244,7 +245,7 @@ static void json_netns(FILE *out, const struct napi_cli *c)
 {
 	fputs("\"netns\": ", out);
 	if (c->netns)
-		tool_json_string(out, c->netns, 256);
+		json_string(out, c->netns, 256);
 	else
 		fputs("null", out);
 }
@@ -385,7 +386,7 @@ static int do_knobs(const struct napi_cli *c, uint32_t ifindex)
 		printf("{");
 		json_netns(stdout, c);
 		printf(", \"device\": ");
-		tool_json_string(stdout, c->device, IF_NAMESIZE);
+		json_string(stdout, c->device, IF_NAMESIZE);
 		printf(", \"ifindex\": %" PRIu32 ", \"knobs\": {", ifindex);
 		for (int i = 0; i < NAPI_NKNOBS; i++)
 			printf("%s\"%s\": %" PRIu64, i ? ", " : "", napi_knob_names[i], v[i]);

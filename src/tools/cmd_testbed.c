@@ -36,6 +36,7 @@
 #include <busypoll/testbed.h>
 
 #include "tools/commands.h"
+#include "tools/emit.h"
 #include "tools/napi_util.h"
 #include "tools/tool_util.h"
 
@@ -321,7 +322,7 @@ static void print_table(FILE *out, const struct bp_testbed *tb, const struct end
 static void json_str_member(FILE *out, const char *key, const char *v, bool comma)
 {
 	fprintf(out, "%s\"%s\": ", comma ? ", " : "", key);
-	tool_json_string(out, v, PATH_MAX + 256);
+	json_string(out, v, PATH_MAX + 256);
 }
 
 static void print_json(FILE *out, const struct bp_testbed *tb, const struct end_state st[2],
@@ -548,7 +549,7 @@ static int do_down(const struct tb_cli *c)
 	}
 	if (c->json) {
 		printf("{\"name\": ");
-		tool_json_string(stdout, c->name, BP_TESTBED_NAME_MAX + 1);
+		json_string(stdout, c->name, BP_TESTBED_NAME_MAX + 1);
 		printf(", \"removed\": true}\n");
 	} else {
 		printf("test bed '%s' removed%s\n", c->name, whole ? "" : " (it was incomplete)");

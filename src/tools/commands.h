@@ -13,6 +13,7 @@ enum {
 
 int cmd_modes(int argc, char **argv);
 int cmd_rr(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_testbed(int argc, char **argv);
 int cmd_napi(int argc, char **argv);
 

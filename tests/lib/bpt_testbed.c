@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Cleanup for test programs that build a veth test bed: see bpt_testbed.h. */
-#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@ const char *const bpt_all_modes[] = {
 	"uring:napi,usecs=50",
 	"uring:napi,usecs=50,tracking=static",
 	"uring:spin",
-	"uring:spin,setup=defer",
+	"uring:spin,setup=plain",
 	"uring:hybrid,period=100",
 	"uring:sqpoll",
 	"uring:sqpoll,napi=50",

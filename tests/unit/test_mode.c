@@ -10,7 +10,6 @@
  * matching -EOPNOTSUPP/-EPERM. Children report with their exit status, never with cmocka
  * asserts (those would longjmp into the parent's copy of the runner).
  */
-#define _GNU_SOURCE /* setresuid, setresgid */
 #include <errno.h>
 #include <grp.h>
 #include <setjmp.h>
@@ -171,7 +170,7 @@ static void test_defaults_uring(void **state)
 
 	m = parse_ok("uring:spin");
 	assert_int_equal(m.policy, BP_POLICY_SPIN);
-	assert_int_equal(m.setup, BP_URING_SETUP_PLAIN); /* completions without entering */
+	assert_int_equal(m.setup, BP_URING_SETUP_DEFER); /* no task-work IPI per completion */
 
 	m = parse_ok("uring:hybrid");
 	assert_int_equal(m.period_us, 100);
@@ -255,8 +254,8 @@ static void test_keys_other(void **state)
 
 	m = parse_ok("uring:block,setup=coop");
 	assert_int_equal(m.setup, BP_URING_SETUP_COOP);
-	m = parse_ok("uring:spin,setup=defer");
-	assert_int_equal(m.setup, BP_URING_SETUP_DEFER);
+	m = parse_ok("uring:spin,setup=plain");
+	assert_int_equal(m.setup, BP_URING_SETUP_PLAIN);
 
 	m = parse_ok("epoll:hybrid,period=1");
 	assert_int_equal(m.period_us, 1);
@@ -422,7 +421,7 @@ static void test_format_canonical(void **state)
 		{ "uring:napi", "uring:napi,usecs=64,tracking=dynamic,setup=defer" },
 		{ "uring:napi,setup=coop,prefer,tracking=static",
 		  "uring:napi,usecs=64,prefer,tracking=static,setup=coop" },
-		{ "uring:spin", "uring:spin,setup=plain" },
+		{ "uring:spin", "uring:spin,setup=defer" },
 		{ "uring:hybrid,period=7", "uring:hybrid,period=7,setup=defer" },
 		{ "uring:sqpoll", "uring:sqpoll,idle=1000,napi=0" },
 		{ "uring:sqpoll,napi=50", "uring:sqpoll,idle=1000,napi=50" },

@@ -17,7 +17,6 @@
 
 #include "tools/commands.h"
 #include "tools/napi_util.h"
-#include "tools/tool_util.h"
 
 static char err[256];
 

@@ -4,7 +4,6 @@
  * us), NAPI id on loopback, capabilities. Also napi_nl's error mapping, fed the
  * replies a Linux 6.13..6.16 kernel would give, since this kernel has everything.
  */
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# busypoll compare, as a user runs it: json holds every column, the proof column is
+# positive for a busy-poll mode and 0 for the baseline, the SVG is well-formed with
+# one series per mode, nothing is left after a SIGINT mid-run, and a process without
+# privileges gets loopback with a plain warning. Root only for the test-bed parts.
+set -euo pipefail
+bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "SKIP: compare builds a veth test bed, which needs root"
+	exit 77
+fi
+before=$(ip netns list | wc -l)
+
+# 1. two modes, one flow count, json and plot
+"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/c.svg" \
+	--modes "epoll:block;epoll:napi,usecs=64,budget=8" >"$tmp/c.json"
+python3 - "$tmp/c.json" <<'PY' || fail "compare json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = d["cells"]
+assert len(cells) == 2, cells
+need = ["client_mode", "server_mode", "flows", "tps", "latency_us", "cpu_us_per_tx",
+        "client_busy_poll_rx_per_tx", "server_busy_poll_rx_per_tx", "tps_vs_base_pct", "p50_vs_base_pct",
+        "proof_missing", "runs"]
+for c in cells:
+    for k in need:
+        assert k in c, (k, c)
+    for p in ["p50", "p90", "p99", "p99_9", "p99_99"]:
+        assert c["latency_us"][p] > 0, c
+    assert c["tps"] > 0 and not c["failed"], c
+base, napi = cells
+assert base["client_mode"] == "epoll:block"
+assert base["client_busy_poll_rx_per_tx"] == 0 and base["server_busy_poll_rx_per_tx"] == 0, base
+assert napi["client_busy_poll_rx_per_tx"] > 0.5 and napi["server_busy_poll_rx_per_tx"] > 0.5, napi
+assert not napi["proof_missing"], napi
+assert base["tps_vs_base_pct"] is None and napi["tps_vs_base_pct"] is not None
+assert len(d["napi"]) == 2 and all(n["id"] >= 256 for n in d["napi"]), d["napi"]
+assert d["path"].startswith("veth test bed"), d["path"]
+PY
+xmllint --noout "$tmp/c.svg" || fail "the SVG is not well-formed"
+series=$(xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' "$tmp/c.svg")
+[[ $series == 2 ]] || fail "SVG has $series series, expected 2 (one per mode)"
+echo "ok   json columns, proof column, SVG with one series per mode"
+
+# 2. csv: a header and one row per cell, same number of fields
+"$bp" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
+python3 - "$tmp/c.csv" <<'PY' || fail "compare csv"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len(rows) == 2, rows
+assert len(rows[0]) == len(rows[1]) and "latency_us.p99_99" in rows[0], rows[0]
+PY
+echo "ok   csv"
+
+# 3. SIGINT mid-run: partial results, exit 130, no namespace left
+"$bp" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
+	>"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+sleep 2.5
+kill -INT $pid
+rc=0
+wait $pid || rc=$?
+[[ $rc == 130 ]] || fail "compare interrupted exited $rc, expected 130"
+grep -q "interrupted: partial results" "$tmp/int.out" || fail "no partial-results note after SIGINT"
+after=$(ip netns list | wc -l)
+[[ $after == "$before" ]] || fail "namespaces left after SIGINT: $(ip netns list)"
+echo "ok   SIGINT: partial results, exit 130, test bed removed"
+
+# 4. without privileges: loopback, said plainly
+if command -v setpriv >/dev/null; then
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
+	grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
+	grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
+	echo "ok   unprivileged: loopback with a plain notice"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
+	grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
+	echo "ok   unprivileged: a privileged mode names its capability"
+fi
+echo "5 passed, 0 failed"
