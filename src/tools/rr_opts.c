@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tools/rr.h"
+#include "tools/tool_util.h"
 
 #define RR_MAX_FLOWS 1000000
 #define RR_MAX_PRIORITY 15
@@ -102,32 +103,13 @@ static void usage(FILE *out)
 		RR_MAX_THREADS, RR_MAX_PRIORITY, RR_DEFAULT_PORT, RR_MAX_FLOWS, BP_RR_UDP_MAX_SIZE);
 }
 
-/*
- * parse_u64 - a whole decimal number, nothing before or after it. strtoull alone
- * would take " 5", "+5" and "-1" (as 2^64-1); a benchmark option never means those.
- * Returns 0, -EINVAL (not a number; *neg set when it looked negative) or -ERANGE.
- */
-static int parse_u64(const char *s, uint64_t *v, bool *neg)
-{
-	char *end;
-
-	*neg = s[0] == '-' && s[1] >= '0' && s[1] <= '9';
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	return errno == ERANGE ? -ERANGE : 0;
-}
-
 /* opt_int - an integer option in [lo, hi]. */
 static int opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
 		   char *err, size_t errlen)
 {
 	uint64_t v;
 	bool neg;
-	int r = parse_u64(s, &v, &neg);
+	int r = tool_parse_u64(s, &v, &neg);
 
 	if (r == -EINVAL && !neg)
 		return fail(err, errlen, "%s %s: not a whole number", name, s);
@@ -159,7 +141,7 @@ static int opt_size(const char *name, const char *s, uint32_t *out, char *err, s
 		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
 	memcpy(num, s, len);
 	num[len] = 0;
-	r = parse_u64(num, &v, &neg);
+	r = tool_parse_u64(num, &v, &neg);
 	if (r == -EINVAL && !neg)
 		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
 	if (neg || r == -ERANGE || v == 0 || v > BP_RR_MAX_SIZE / mult)
