@@ -7,6 +7,7 @@
 #ifndef BP_TOOLS_TOOL_UTIL_H
 #define BP_TOOLS_TOOL_UTIL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,5 +18,56 @@
  * Returns 0, -EINVAL (not a number; *neg set when it looked negative) or -ERANGE.
  */
 int tool_parse_u64(const char *s, uint64_t *v, bool *neg);
+
+/* ---- option values: one-line errors that name the option and repeat the value ---- */
+
+/* Longest time option we accept: a week (keeps s -> ns far from overflowing a u64). */
+#define TOOL_MAX_SECONDS 604800.0
+
+/* tool_fail - format a one-line message into err (if any); returns -EINVAL. */
+int tool_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* tool_opt_int - option NAME's value S as an integer in [lo, hi] (hi INT64_MAX: no limit). */
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
+		 char *err, size_t errlen);
+
+/*
+ * tool_parse_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix.
+ * Returns 0, -EINVAL (not a size) or -ERANGE (0, or above max).
+ */
+int tool_parse_size(const char *s, uint64_t max, uint64_t *out);
+
+/*
+ * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex,
+ * inf or nan, all of which strtod would take) up to TOOL_MAX_SECONDS.
+ * zero_ok: 0 is allowed.
+ */
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double *out, char *err,
+		     size_t errlen);
+
+/*
+ * tool_opt_cpus - option NAME's CPU list S ("0,2-3") into cpus[] (at most max),
+ * CPUs this machine has; *n set. 0 or -EINVAL with the message.
+ */
+int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
+		  size_t errlen);
+
+/* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
+const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
+
+/*
+ * tool_bad_option_name - the option getopt_long just refused, as the user typed it
+ * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
+ */
+const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
+				 size_t len);
+
+/*
+ * tool_unknown_option - the message for an option getopt refused: an ambiguous
+ * abbreviation names its candidates, anything else points at `busypoll SUB --help`.
+ * Returns -EINVAL.
+ */
+int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
+			size_t errlen);
 
 #endif
