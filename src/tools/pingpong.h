@@ -159,6 +159,7 @@ struct pp_bd_sample {
 	uint64_t tx_ts;           /* client software tx timestamp (REALTIME) */
 	uint64_t rx_ts;           /* client software rx timestamp of the reply */
 	uint64_t t_app;           /* client CLOCK_REALTIME when the reply was in hand */
+	uint64_t rtt_mono;        /* the same round trip on CLOCK_MONOTONIC (the payload's) */
 	uint32_t srv_rx, srv_proc, srv_send; /* the server's intervals, ns */
 };
 enum {
@@ -182,7 +183,9 @@ int pp_bd_components(const struct pp_bd_sample *s, uint64_t comp[PP_NCOMP], uint
 /* Every measured round trip's components (one row: its runs pooled). */
 struct pp_bd_acc {
 	struct bp_hist comp[PP_NCOMP];
-	struct bp_hist rtt;       /* the RTT of exactly these samples */
+	struct bp_hist rtt;       /* the RTT of exactly these samples (client REALTIME) */
+	uint64_t rtt_mono_sum;    /* ... and their RTTs on CLOCK_MONOTONIC, summed: the check
+				   * that the breakdown adds up to the RTT the payload measured */
 	uint64_t samples;         /* measured round trips offered */
 	uint64_t complete;
 	uint64_t miss[PP_NMISS];

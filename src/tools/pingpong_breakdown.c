@@ -77,6 +77,7 @@ void pp_bd_add(struct pp_bd_acc *a, const struct pp_bd_sample *s)
 	for (int i = 0; i < PP_NCOMP; i++)
 		bp_hist_record(&a->comp[i], comp[i]);
 	bp_hist_record(&a->rtt, rtt);
+	a->rtt_mono_sum += s->rtt_mono;
 }
 
 void pp_bd_merge(struct pp_bd_acc *dst, const struct pp_bd_acc *src)
@@ -84,6 +85,7 @@ void pp_bd_merge(struct pp_bd_acc *dst, const struct pp_bd_acc *src)
 	for (int i = 0; i < PP_NCOMP; i++)
 		bp_hist_merge(&dst->comp[i], &src->comp[i]);
 	bp_hist_merge(&dst->rtt, &src->rtt);
+	dst->rtt_mono_sum += src->rtt_mono_sum;
 	dst->samples += src->samples;
 	dst->complete += src->complete;
 	for (int i = 0; i < PP_NMISS; i++)
@@ -114,7 +116,7 @@ const char *pp_miss_text(int miss)
 	case PP_MISS_CLIENT_TX: return "no software tx timestamp on the client";
 	case PP_MISS_CLIENT_RX: return "no software rx timestamp on the client";
 	case PP_MISS_SERVER_RX: return "no software rx timestamp on the server";
-	case PP_MISS_SERVER_TX: return "no software tx timestamp on the server";
+	case PP_MISS_SERVER_TX: return "the server's send path never came back (tx timestamp missing or late)";
 	case PP_MISS_ORDER: return "timestamps out of order (clock step?)";
 	default: return "?";
 	}

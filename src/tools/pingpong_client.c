@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -165,8 +166,6 @@ static void send_request(struct crun *r)
 	int ret;
 
 	h.seq = ++r->seq;
-	h.client_ts = r->t_send_mono = bp_now_ns();
-	bp_pp_hdr_encode(&h, r->req);
 	if (r->bd) {
 		struct pp_bd_sample *s = &r->ring[h.seq & (BD_RING - 1)];
 
@@ -178,8 +177,16 @@ static void send_request(struct crun *r)
 		s->key = (uint32_t)(r->o->tcp ? r->tx_count + size - 1 : r->tx_count);
 		r->tx_count += r->o->tcp ? size : 1;
 		s->have = PP_HAVE_SENT;
-		s->t_send = pp_realtime_ns(); /* last: as close to the send call as it gets */
+		/*
+		 * Both clocks back to back, here and on arrival: the breakdown's RTT (REALTIME)
+		 * and the payload's (MONOTONIC) then cover the same instants.
+		 */
+		h.client_ts = r->t_send_mono = bp_now_ns();
+		s->t_send = pp_realtime_ns();
+	} else {
+		h.client_ts = r->t_send_mono = bp_now_ns();
 	}
+	bp_pp_hdr_encode(&h, r->req);
 	r->outstanding = true;
 	ret = bp_conn_send(r->conn, r->req, size);
 	if (ret)
@@ -209,6 +216,7 @@ static void on_reply(struct crun *r, const struct bp_pp_hdr *h, uint64_t t_mono,
 		uint64_t rx = bp_conn_rx_timestamp(r->conn);
 
 		s->t_app = t_app;
+		s->rtt_mono = t_mono - h->client_ts;
 		s->have |= PP_HAVE_REPLY;
 		if (rx) {
 			s->rx_ts = rx;
@@ -447,6 +455,14 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 	r->warm_left = o->warmup;
 	r->meas_left = o->n;
 	r->timeout_ns = (uint64_t)(o->timeout_s * 1e9);
+	/*
+	 * Sequence numbers start somewhere new each run, so nothing left over from an
+	 * earlier run (a late reply, a send path the server still held) can pass for
+	 * one of this run's.
+	 */
+	if (getrandom(&r->seq, sizeof(r->seq), GRND_NONBLOCK) != sizeof(r->seq))
+		r->seq = bp_now_ns() * 0x9e3779b97f4a7c15ull;
+	r->seq &= ~0ull >> 1; /* far from wrapping */
 	/* Payload bytes after the header: a pattern, so a server that mangles them shows. */
 	for (uint32_t i = BP_PP_HDR_LEN; i < o->size; i++)
 		r->req[i] = (uint8_t)i;

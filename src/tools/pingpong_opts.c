@@ -225,9 +225,9 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 			r = opt_mode(optarg, o, err, errlen);
 			break;
 		case OPT_CPUS: {
-			int cpus[2], n = 0;
+			int cpus[64], n = 0;
 
-			r = tool_opt_cpus("--cpus", optarg, cpus, 2, &n, err, errlen);
+			r = tool_opt_cpus("--cpus", optarg, cpus, 64, &n, err, errlen);
 			if (!r && n != 1)
 				r = tool_fail(err, errlen,
 					      "--cpus %s: one CPU (pingpong runs one loop thread per side)",

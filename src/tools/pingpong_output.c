@@ -80,6 +80,9 @@ static void emit_breakdown(struct emit *e, const struct pp_bd_acc *bd)
 		em_end(e);
 	}
 	em_double(e, "rtt_mean_us", bd && bd->rtt.count ? bp_hist_mean(&bd->rtt) / 1e3 : NAN);
+	/* The same round trips timed by the payload's CLOCK_MONOTONIC: the sum's check. */
+	em_double(e, "rtt_mono_mean_us",
+		  bd && bd->complete ? (double)bd->rtt_mono_sum / (double)bd->complete / 1e3 : NAN);
 	em_end(e);
 }
 

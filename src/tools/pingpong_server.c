@@ -9,7 +9,8 @@
  *   processing   the callback holding the bytes -> the send call (includes
  *                --server-delay-us, which is why that delay shows up there)
  *   send path    the send call -> the reply's software tx timestamp; known only
- *                after the send, so it travels in the NEXT reply (prev_seq)
+ *                after the send, so it travels in the NEXT reply (prev_seq), or a
+ *                later one when its timestamp came late (a small queue)
  * Transmit timestamps come back through the error queue: the epoll loop drains it
  * by itself on the error event, which arrives while the client is still busy with
  * the reply; io_uring has no such event, so on_drain (the send completed) reads it.
@@ -120,15 +121,20 @@ static void on_tx_timestamp(struct bp_conn *c, uint32_t key, uint64_t ns)
 {
 	struct pp_dsock *ds = bp_conn_data(c);
 	typeof(ds->sent[0]) *slot = &ds->sent[key & (PP_SENT_RING - 1)];
+	unsigned i;
 
 	if (!slot->used || slot->key != key)
 		return;
 	slot->used = false;
 	if (ns < slot->t_send)
 		return; /* the clock stepped back: no honest figure */
-	ds->prev_ready = true;
-	ds->prev_seq = slot->seq;
-	ds->prev_send_ns = bp_pp_sat32(ns - slot->t_send);
+	if (ds->prev_count == PP_PREV_QUEUE) { /* the client gave up on the oldest by now */
+		ds->prev_head = (ds->prev_head + 1) & (PP_PREV_QUEUE - 1);
+		ds->prev_count--;
+	}
+	i = (ds->prev_head + ds->prev_count++) & (PP_PREV_QUEUE - 1);
+	ds->prev[i].seq = slot->seq;
+	ds->prev[i].send_ns = bp_pp_sat32(ns - slot->t_send);
 }
 
 /*
@@ -166,16 +172,40 @@ static size_t serve(struct pp_dsock *ds, const uint8_t *data, size_t avail, bool
 	if (d->timestamps) {
 		uint64_t rx = bp_conn_rx_timestamp(c);
 
+		/*
+		 * UDP serves clients one after another on one socket: send paths still
+		 * queued belong to the previous client (its last reply), not to this one.
+		 */
+		if (dgram) {
+			socklen_t plen;
+			const struct sockaddr_storage *peer = bp_conn_peer(c, &plen);
+
+			if (!same_peer(peer, &ds->peer)) {
+				ds->peer = *peer;
+				ds->peerlen = plen;
+				ds->prev_count = 0;
+			}
+		}
 		flags |= BP_PP_F_SRV_TIMED;
 		if (rx && rx <= t_app)
 			srv_rx = bp_pp_sat32(t_app - rx);
 		else
 			flags |= BP_PP_F_SRV_NO_RXTS;
-		if (ds->prev_ready) {
+		/*
+		 * The previous reply's timestamp is not in yet (this thread was held up
+		 * between that send and its error-queue event, and the client was quick):
+		 * read it now rather than lose its send path. The read is processing this
+		 * server really did, so it is counted there; it happens about once in a
+		 * few thousand round trips.
+		 */
+		if (ds->last_pending && ds->sent[ds->last_key & (PP_SENT_RING - 1)].used)
+			bp_conn_read_tx_timestamps(c);
+		if (ds->prev_count) {
 			flags |= BP_PP_F_SRV_PREV;
-			srv_send = ds->prev_send_ns;
-			prev_seq = ds->prev_seq;
-			ds->prev_ready = false;
+			srv_send = ds->prev[ds->prev_head].send_ns;
+			prev_seq = ds->prev[ds->prev_head].seq;
+			ds->prev_head = (ds->prev_head + 1) & (PP_PREV_QUEUE - 1);
+			ds->prev_count--;
 		}
 		t_send = pp_realtime_ns();
 		srv_proc = bp_pp_sat32(t_send - t_app);
@@ -190,6 +220,8 @@ static size_t serve(struct pp_dsock *ds, const uint8_t *data, size_t avail, bool
 		typeof(ds->sent[0]) *slot = &ds->sent[key & (PP_SENT_RING - 1)];
 
 		ds->tx_count += ds->tcp ? h.length : 1;
+		ds->last_key = key;
+		ds->last_pending = true;
 		slot->used = true;
 		slot->key = key;
 		slot->seq = h.seq;
@@ -260,12 +292,12 @@ static void tcp_free(struct pp_dsock *ds)
 {
 	struct pp_data *d = ds->d;
 
-	if (ds->prev)
-		ds->prev->next = ds->next;
+	if (ds->prv)
+		ds->prv->next = ds->next;
 	else
 		d->tcp = ds->next;
 	if (ds->next)
-		ds->next->prev = ds->prev;
+		ds->next->prv = ds->prv;
 	free(ds);
 }
 
@@ -312,7 +344,7 @@ static void adopt_tcp(struct bp_loop *loop, void *arg)
 		pp_server_log(d->s, "tcp: %s", bp_last_error());
 	ds->next = d->tcp;
 	if (d->tcp)
-		d->tcp->prev = ds;
+		d->tcp->prv = ds;
 	d->tcp = ds;
 }
 

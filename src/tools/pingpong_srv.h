@@ -20,6 +20,8 @@
 
 /* Replies remembered until their transmit timestamp comes back (a power of two). */
 #define PP_SENT_RING 16
+/* Send paths waiting for a reply to carry them (a power of two). */
+#define PP_PREV_QUEUE 4
 /* Peers whose bad messages were logged; later ones are counted, not logged. */
 #define PP_BAD_PEERS 64
 
@@ -34,17 +36,26 @@ struct pp_dsock {
 	socklen_t peerlen;
 	/* OPT_ID of the next reply's transmit timestamp: UDP counts datagrams, TCP bytes. */
 	uint64_t tx_count;
+	uint32_t last_key;            /* of the last reply sent */
+	bool last_pending;            /* a reply was sent (last_key means something) */
 	struct {
 		bool used;
 		uint32_t key;
 		uint64_t seq;
 		uint64_t t_send;  /* CLOCK_REALTIME at the send call */
 	} sent[PP_SENT_RING];
-	/* The newest reply whose send path is known and not yet reported. */
-	bool prev_ready;
-	uint64_t prev_seq;
-	uint32_t prev_send_ns;
-	struct pp_dsock *next, *prev; /* TCP connections of the data loop */
+	/*
+	 * Replies whose send path is known and not yet reported, oldest first. Usually
+	 * one: a reply's timestamp is read before the next request arrives. When the
+	 * thread was preempted and one came late, the queue lets every reply still carry
+	 * one, a round trip later, instead of losing it.
+	 */
+	struct {
+		uint64_t seq;
+		uint32_t send_ns;
+	} prev[PP_PREV_QUEUE];
+	unsigned prev_head, prev_count;
+	struct pp_dsock *next, *prv; /* TCP connections of the data loop */
 };
 
 /* One data loop: started in a mode, stopped to switch to another. */
