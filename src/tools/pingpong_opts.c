@@ -144,16 +144,15 @@ static int opt_host(const char *name, const char *s, char *dst, size_t dstlen, c
 
 static int opt_size(const char *s, uint32_t *out, char *err, size_t errlen)
 {
-	uint64_t v;
-	int r = tool_parse_size(s, BP_PP_MAX_LEN, &v);
+	int r = tool_opt_size("--size", s, BP_PP_MAX_LEN, out, err, errlen);
 
-	if (r == -EINVAL)
-		return tool_fail(err, errlen, "--size %s: not a size (bytes, or with a k suffix)", s);
-	if (r || v < BP_PP_HDR_LEN)
+	/* Not a size at all: its message stands; out of range: say what the range is for. */
+	if (r && !strstr(err, "must be between"))
+		return r;
+	if (r || *out < BP_PP_HDR_LEN)
 		return tool_fail(err, errlen,
 				 "--size %s: must be between %d (the header: magic, sequence, timestamp, server intervals) and %u bytes",
 				 s, BP_PP_HDR_LEN, BP_PP_MAX_LEN);
-	*out = (uint32_t)v;
 	return 0;
 }
 
@@ -243,17 +242,18 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 			r = tool_opt_int("--port", optarg, 1, 65535, &v, err, errlen);
 			o->port = (uint16_t)v;
 			break;
-		case OPT_FORMAT:
+		case OPT_FORMAT: {
+			/* in enum pp_format's order */
+			static const char *const formats[] = { "table", "json", "csv", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
 			client_only = c;
-			if (!strcmp(optarg, "table"))
-				o->format = PP_FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->format = PP_FORMAT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->format = PP_FORMAT_CSV;
+			if (f < 0)
+				r = f;
 			else
-				r = tool_fail(err, errlen, "--format %s: must be table, json or csv", optarg);
+				o->format = (enum pp_format)f;
 			break;
+		}
 		case OPT_MATRIX:
 			client_only = c;
 			o->matrix = true;
@@ -269,7 +269,8 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 			break;
 		case OPT_TIMEOUT:
 			client_only = c;
-			r = tool_opt_seconds("--timeout", optarg, false, &o->timeout_s, err, errlen);
+			r = tool_opt_seconds("--timeout", optarg, false, PP_MAX_TIMEOUT_S, &o->timeout_s, err,
+					     errlen);
 			break;
 		case 'q':
 			o->quiet = true;

@@ -22,6 +22,11 @@
 
 #define RR_MAX_FLOWS 1000000
 #define RR_MAX_PRIORITY 15
+/*
+ * Longest -l/--warmup/-I we accept: a week. Nobody benchmarks longer, and it keeps
+ * seconds-to-nanoseconds conversions far from overflowing a u64.
+ */
+#define RR_MAX_SECONDS 604800.0
 
 void rr_opts_defaults(struct rr_opts *o)
 {
@@ -81,21 +86,6 @@ static void usage(FILE *out)
 		"  --udp                  UDP flows: request >= 8 bytes (it carries the run id),\n"
 		"                         both sizes <= %u (one datagram)\n",
 		RR_MAX_THREADS, RR_MAX_PRIORITY, RR_DEFAULT_PORT, RR_MAX_FLOWS, BP_RR_UDP_MAX_SIZE);
-}
-
-/* opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, 1..BP_RR_MAX_SIZE. */
-static int opt_size(const char *name, const char *s, uint32_t *out, char *err, size_t errlen)
-{
-	uint64_t v;
-	int r = tool_parse_size(s, BP_RR_MAX_SIZE, &v);
-
-	if (r == -EINVAL)
-		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
-	if (r)
-		return tool_fail(err, errlen, "%s %s: must be between 1 and 16M (%u bytes)", name, s,
-				 BP_RR_MAX_SIZE);
-	*out = (uint32_t)v;
-	return 0;
 }
 
 /* Long-only options get values above any character. */
@@ -212,17 +202,17 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 		case 'Q':
 			client_only = c;
 			req_text = optarg;
-			r = opt_size("--request-size", optarg, &o->request_size, err, errlen);
+			r = tool_opt_size("--request-size", optarg, BP_RR_MAX_SIZE, &o->request_size, err, errlen);
 			break;
 		case 'R':
 			client_only = c;
 			resp_text = optarg;
-			r = opt_size("--response-size", optarg, &o->response_size, err, errlen);
+			r = tool_opt_size("--response-size", optarg, BP_RR_MAX_SIZE, &o->response_size, err, errlen);
 			break;
 		case 'l':
 			client_only = c;
 			dur = true;
-			r = tool_opt_seconds("--duration", optarg, false, &o->duration_s, err, errlen);
+			r = tool_opt_seconds("--duration", optarg, false, RR_MAX_SECONDS, &o->duration_s, err, errlen);
 			break;
 		case 'n':
 			client_only = c;
@@ -232,11 +222,11 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			break;
 		case OPT_WARMUP:
 			client_only = c;
-			r = tool_opt_seconds("--warmup", optarg, true, &o->warmup_s, err, errlen);
+			r = tool_opt_seconds("--warmup", optarg, true, RR_MAX_SECONDS, &o->warmup_s, err, errlen);
 			break;
 		case 'I':
 			client_only = c;
-			r = tool_opt_seconds("--interval", optarg, true, &o->interval_s, err, errlen);
+			r = tool_opt_seconds("--interval", optarg, true, RR_MAX_SECONDS, &o->interval_s, err, errlen);
 			break;
 		case OPT_MODE: {
 			char merr[256];
@@ -261,17 +251,16 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			r = tool_opt_int("--port", optarg, 1, 65535, &v, err, errlen);
 			o->port = (uint16_t)v;
 			break;
-		case OPT_FORMAT:
+		case OPT_FORMAT: {
+			static const char *const formats[] = { "table", "json", "csv", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
 			client_only = c;
-			if (!strcmp(optarg, "table"))
-				o->format = RR_FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->format = RR_FORMAT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->format = RR_FORMAT_CSV;
-			else
-				r = tool_fail(err, errlen, "--format %s: must be table, json or csv", optarg);
+			r = f < 0 ? f : 0;
+			if (f >= 0)
+				o->format = f == 1 ? RR_FORMAT_JSON : f == 2 ? RR_FORMAT_CSV : RR_FORMAT_TABLE;
 			break;
+		}
 		case OPT_UDP:
 			client_only = c;
 			o->udp = true;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <unistd.h>
 
 #include <busypoll/net.h>
@@ -25,8 +26,6 @@ int tool_parse_u64(const char *s, uint64_t *v, bool *neg)
 	return errno == ERANGE ? -ERANGE : 0;
 }
 
-/* ---- options (moved from rr_opts.c so pingpong words its errors the same way) ---- */
-
 int tool_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -39,8 +38,8 @@ int tool_fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
-		 char *err, size_t errlen)
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen)
 {
 	uint64_t v;
 	bool neg;
@@ -57,7 +56,7 @@ int tool_opt_int(const char *name, const char *s, long long lo, long long hi, lo
 	return 0;
 }
 
-int tool_parse_size(const char *s, uint64_t max, uint64_t *out)
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen)
 {
 	char num[32];
 	size_t len = strlen(s);
@@ -72,19 +71,24 @@ int tool_parse_size(const char *s, uint64_t max, uint64_t *out)
 	if (mult > 1)
 		len--;
 	if (len == 0 || len >= sizeof(num))
-		return -EINVAL;
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
 	memcpy(num, s, len);
 	num[len] = 0;
 	r = tool_parse_u64(num, &v, &neg);
 	if (r == -EINVAL && !neg)
-		return -EINVAL;
-	if (neg || r == -ERANGE || v == 0 || v > max / mult)
-		return -ERANGE;
-	*out = v * mult;
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	if (neg || r == -ERANGE || v == 0 || v > max / mult) {
+		if (max % (1024 * 1024) == 0)
+			return tool_fail(err, errlen, "%s %s: must be between 1 and %lluM (%llu bytes)", name, s,
+					 (unsigned long long)(max >> 20), (unsigned long long)max);
+		return tool_fail(err, errlen, "%s %s: must be between 1 and %llu bytes", name, s,
+				 (unsigned long long)max);
+	}
+	*out = (uint32_t)(v * mult);
 	return 0;
 }
 
-int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double *out, char *err,
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen)
 {
 	const char *p = s;
@@ -104,13 +108,27 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double *out,
 	if (*p || !digits)
 		return tool_fail(err, errlen, "%s %s: not a number of seconds", name, s);
 	v = strtod(s, NULL);
-	if (v > TOOL_MAX_SECONDS)
-		return tool_fail(err, errlen, "%s %s: at most %.0f seconds (a week)", name, s,
-				 TOOL_MAX_SECONDS);
+	if (v > max)
+		return tool_fail(err, errlen, "%s %s: at most %.0f seconds", name, s, max);
 	if (v == 0 && !zero_ok)
 		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
 	*out = v;
 	return 0;
+}
+
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int n = 0;
+
+	for (int i = 0; names[i]; i++, n++)
+		if (!strcmp(s, names[i]))
+			return i;
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
+					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	return tool_fail(err, errlen, "%s %s: must be %s", name, s, list);
 }
 
 int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
@@ -132,6 +150,8 @@ int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, c
 	*n = got;
 	return 0;
 }
+
+/* ---- getopt_long's refusals, worded the same for every command ---- */
 
 const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len)
 {

@@ -19,49 +19,43 @@
  */
 int tool_parse_u64(const char *s, uint64_t *v, bool *neg);
 
-/* ---- option values: one-line errors that name the option and repeat the value ---- */
+/* The option parsers below return 0, or -EINVAL with one line in err naming the
+ * option and the value ("--threads 0: must be between 1 and 64"). */
 
-/* Longest time option we accept: a week (keeps s -> ns far from overflowing a u64). */
-#define TOOL_MAX_SECONDS 604800.0
-
-/* tool_fail - format a one-line message into err (if any); returns -EINVAL. */
+/* tool_fail - format err (if any) and return -EINVAL. */
 int tool_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* tool_opt_int - option NAME's value S as an integer in [lo, hi] (hi INT64_MAX: no limit). */
-int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
-		 char *err, size_t errlen);
-
+/* tool_opt_int - a whole number in [lo, hi] (hi INT64_MAX: "at least lo"). */
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen);
+/* tool_opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, in 1..max. */
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen);
 /*
- * tool_parse_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix.
- * Returns 0, -EINVAL (not a size) or -ERANGE (0, or above max).
+ * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex, inf
+ * or nan, all of which strtod would take) up to max; zero_ok: 0 allowed.
  */
-int tool_parse_size(const char *s, uint64_t max, uint64_t *out);
-
-/*
- * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex,
- * inf or nan, all of which strtod would take) up to TOOL_MAX_SECONDS.
- * zero_ok: 0 is allowed.
- */
-int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double *out, char *err,
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen);
+/*
+ * tool_opt_choice - the index of s in the NULL-terminated list names, else -EINVAL
+ * with "--format x: must be table, json or csv".
+ */
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen);
 
 /*
  * tool_opt_cpus - option NAME's CPU list S ("0,2-3") into cpus[] (at most max),
- * CPUs this machine has; *n set. 0 or -EINVAL with the message.
+ * CPUs this machine has; *n set.
  */
 int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
 		  size_t errlen);
 
 /* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
 const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
-
 /*
  * tool_bad_option_name - the option getopt_long just refused, as the user typed it
  * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
  */
 const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
 				 size_t len);
-
 /*
  * tool_unknown_option - the message for an option getopt refused: an ambiguous
  * abbreviation names its candidates, anything else points at `busypoll SUB --help`.
