@@ -307,6 +307,9 @@ static void tcp_close(struct bp_conn *c, int err, const char *syscall)
 
 	if (err && err != -ECONNRESET && err != -EPIPE)
 		pp_server_log(ds->d->s, "tcp connection: %s: %s", syscall, strerror(-err));
+	/* A run's TCP connection is gone by its RUN_STOP: keep its NAPI id for the report. */
+	if (bp_conn_napi_id(c))
+		ds->d->last_napi_id = bp_conn_napi_id(c);
 	tcp_free(ds);
 }
 
@@ -479,6 +482,8 @@ static void snap_on_thread(struct bp_loop *loop, void *arg)
 	sn->napi_id = d->udp.conn ? bp_conn_napi_id(d->udp.conn) : 0;
 	for (struct pp_dsock *ds = d->tcp; ds && !sn->napi_id; ds = ds->next)
 		sn->napi_id = bp_conn_napi_id(ds->conn);
+	if (!sn->napi_id)
+		sn->napi_id = d->last_napi_id;
 	if (write(sn->done_fd, &one, sizeof(one)) < 0) {
 		/* the waiter times out; nothing else to do here */
 	}

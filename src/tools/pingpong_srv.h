@@ -70,6 +70,7 @@ struct pp_data {
 	struct pp_dsock *tcp;         /* list */
 	uint64_t requests;            /* answered (data thread only) */
 	uint64_t delay_ns;            /* --server-delay-us */
+	uint32_t last_napi_id;        /* of the last TCP connection that closed */
 };
 
 /* What the data thread reports for RUN_START/RUN_STOP. */
