@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -37,8 +38,7 @@
 
 #define BD_RING 8                        /* a power of two */
 #define UDP_RESEND_NS (200ull * 1000000) /* a UDP request unanswered this long is lost */
-#define SCAN_US 50000
-#define WAIT_POLL_MS 200
+#define WAIT_POLL_MS 100
 
 enum phase { PH_CONNECTING, PH_WARMUP, PH_MEASURE, PH_TAIL, PH_DONE };
 
@@ -69,7 +69,7 @@ struct crun {
 	struct snapshot start, end;
 	bool started;
 	bool interrupted;
-	struct bp_timer scan;
+	atomic_uint_fast64_t progress; /* round trips done: the main thread's watchdog reads it */
 	int done_fd;
 	uint32_t napi_id;
 	int err;
@@ -137,7 +137,6 @@ static void run_finish(struct crun *r)
 	if (r->conn)
 		r->napi_id = bp_conn_napi_id(r->conn);
 	r->phase = PH_DONE;
-	bp_timer_stop(r->loop, &r->scan);
 	if (write(r->done_fd, &one, sizeof(one)) < 0) {
 		/* the main thread's poll times out and looks at r->phase */
 	}
@@ -212,6 +211,7 @@ static void on_reply(struct crun *r, const struct bp_pp_hdr *h, uint64_t t_mono,
 	r->outstanding = false;
 	r->total++;
 	r->progress_ns = t_mono;
+	atomic_store_explicit(&r->progress, r->total, memory_order_relaxed);
 	if (r->bd && (s = bd_find(r, h->seq)) != NULL) {
 		uint64_t rx = bp_conn_rx_timestamp(r->conn);
 
@@ -357,7 +357,12 @@ static const struct bp_conn_ops crun_ops = {
 	.on_tx_timestamp = crun_tx_timestamp,
 };
 
-/* Every SCAN_US: resend a lost UDP request; give up after --timeout of silence. */
+/*
+ * The watchdog, posted by the main thread when no round trip completed for a while:
+ * resend a lost UDP request; give up after --timeout of silence. Not a loop timer:
+ * a timer would put a timeout (an hrtimer) on every blocking wait and wake the loop
+ * on its own; this costs nothing while round trips flow.
+ */
 static void crun_scan(struct bp_loop *loop, void *arg)
 {
 	struct crun *r = arg;
@@ -379,8 +384,6 @@ static void crun_scan(struct bp_loop *loop, void *arg)
 		r->lost++;
 		send_request(r);
 	}
-	if (r->phase != PH_DONE)
-		bp_timer_start(loop, &r->scan, SCAN_US, crun_scan, r);
 }
 
 static int crun_setup(struct bp_loop *loop, void *arg)
@@ -392,9 +395,7 @@ static int crun_setup(struct bp_loop *loop, void *arg)
 	r->progress_ns = bp_now_ns();
 	ret = bp_conn_connect(loop, (const struct sockaddr *)&r->t->addr, r->t->addrlen,
 			      r->o->tcp ? SOCK_STREAM : SOCK_DGRAM, &crun_ops, r, &r->conn);
-	if (ret)
-		return ret;
-	return bp_timer_start(loop, &r->scan, SCAN_US, crun_scan, r);
+	return ret;
 }
 
 static void crun_stop_now(struct bp_loop *loop, void *arg)
@@ -478,8 +479,9 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 		snprintf(err, errlen, "%s", bp_last_error());
 		goto out;
 	}
-	for (;;) {
+	for (uint64_t seen = UINT64_MAX;;) {
 		struct pollfd p = { .fd = r->done_fd, .events = POLLIN };
+		uint64_t now;
 
 		/* r->phase is the loop thread's; the eventfd write orders it for us. */
 		if (poll(&p, 1, WAIT_POLL_MS) > 0)
@@ -488,6 +490,11 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 			bp_loop_post(bp_loop_thread_loop(lt), crun_stop_now, r);
 			stop_posted = true;
 		}
+		/* Stalled for a whole tick: let the loop look for a lost request or a timeout. */
+		now = atomic_load_explicit(&r->progress, memory_order_relaxed);
+		if (now == seen)
+			bp_loop_post(bp_loop_thread_loop(lt), crun_scan, r);
+		seen = now;
 	}
 	bp_loop_thread_join(lt, NULL, NULL);
 	bp_kstats_read(&k1);

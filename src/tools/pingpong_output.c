@@ -323,14 +323,22 @@ static void print_runs(FILE *out, const struct pp_row *row)
 static void print_matrix(FILE *out, const struct pp_result *res)
 {
 	char b[7][32], cm[PP_MODE_LEN], sm[PP_MODE_LEN];
+	int w = 12; /* the mode columns fit the longest mode */
 
-	fprintf(out, "%-16s %-28s %-28s %8s %8s %7s %8s %8s %8s   (us, average of the runs)\n", "",
-		"client mode", "server mode", "min", "mean", "sd", "P50", "P99", "P99.9");
+	for (int i = 0; i < res->nrows; i++) {
+		int lc = (int)strlen(clean(cm, sizeof(cm), res->rows[i].client_mode, PP_MODE_LEN));
+		int ls = (int)strlen(clean(sm, sizeof(sm), res->rows[i].server_mode, PP_MODE_LEN));
+
+		w = lc > w ? lc : w;
+		w = ls > w ? ls : w;
+	}
+	fprintf(out, "%-16s %-*s %-*s %8s %8s %7s %8s %8s %8s   (us, average of the runs)\n", "", w,
+		"client mode", w, "server mode", "min", "mean", "sd", "P50", "P99", "P99.9");
 	for (int i = 0; i < res->nrows; i++) {
 		const struct pp_row *row = &res->rows[i];
 
-		fprintf(out, "%-16s %-28s %-28s %8s %8s %7s %8s %8s %8s\n", row->label,
-			clean(cm, sizeof(cm), row->client_mode, sizeof(row->client_mode)),
+		fprintf(out, "%-16s %-*s %-*s %8s %8s %7s %8s %8s %8s\n", row->label, w,
+			clean(cm, sizeof(cm), row->client_mode, sizeof(row->client_mode)), w,
 			clean(sm, sizeof(sm), row->server_mode, sizeof(row->server_mode)),
 			num(b[0], 32, row->agg.min_us, 1), num(b[1], 32, row->agg.mean_us, 1),
 			num(b[2], 32, row->agg.sd_us, 2), num(b[3], 32, row->agg.p50_us, 1),
@@ -373,6 +381,34 @@ static void print_counters(FILE *out, const struct pp_result *res)
 		}
 		fputc('\n', out);
 	}
+}
+
+/*
+ * print_spin_cost - for a side that polled from userspace (empty polls every round
+ * trip), what its looks cost per round trip at the calibrated price of one empty poll
+ * of its backend, and how late a look finds a packet on average (half a look).
+ */
+static void print_spin_cost(FILE *out, const struct pp_row *row, int side, const struct pp_calib *cal,
+			    bool label)
+{
+	const struct pp_side *s = side ? &row->server : &row->client;
+	const char *mode = side ? row->server_mode : row->client_mode;
+	double looks = pp_per_rt(s->empty_polls, s);
+	double cost = !strncmp(mode, "uring", 5) ? cal->uring_enter_ns : cal->epoll_wait0_ns;
+
+	if (!isfinite(looks) || looks < 1)
+		return;
+	/* A plain io_uring ring looks at its completion queue without a syscall. */
+	if (pp_per_rt(s->syscalls, s) < looks) {
+		fprintf(out, "  %s%s%s polled from userspace: %.1f empty polls per round trip, most without a syscall\n",
+			label ? row->label : "", label ? ": " : "", side ? "server" : "client", looks);
+		return;
+	}
+	fprintf(out, "  %s%s%s polled from userspace: %.1f empty polls per round trip x %.0f ns = %.2f us per "
+		"round trip in empty %s; a packet waits ~%.2f us for the next look\n",
+		label ? row->label : "", label ? ": " : "", side ? "server" : "client", looks, cost,
+		looks * cost / 1e3, !strncmp(mode, "uring", 5) ? "io_uring_enter" : "epoll_wait(0)",
+		cost / 2e3);
 }
 
 static void print_breakdown(FILE *out, const struct pp_result *res)
@@ -444,6 +480,9 @@ static void print_breakdown(FILE *out, const struct pp_result *res)
 		      "  late on average; the kernel's busy-poll loop enters once and also runs the NAPI poll on\n"
 		      "  the waiting CPU. The rx wake-up rows above show which effect dominates here.\n",
 		      out);
+		for (int i = 0; i < res->nrows; i++)
+			for (int side = 0; side < 2; side++)
+				print_spin_cost(out, &res->rows[i], side, cal, res->nrows > 1);
 	}
 	fputs("  timestamps cost each side error-queue reads per round trip: the RTT above includes them\n", out);
 }
