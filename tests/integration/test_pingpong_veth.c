@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	bpt_require_root("the veth test bed needs network namespaces");
+	bpt_require_root("the veth test bed");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		fprintf(stderr, "SKIP: client and server need a CPU each\n");
 		return BPT_SKIP;
