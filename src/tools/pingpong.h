@@ -12,6 +12,7 @@
  *   pingpong_calib.c      the cost of an empty syscall, epoll_wait(0), io_uring_enter
  *   pingpong_server.c     the server's data loop: answer, time, drop bad messages
  *   pingpong_srvctl.c     the server's control thread: listener, sessions, mode switch
+ *   pingpong_srv.h        what those two share
  *   pingpong_ctl.c        the client's end of a control session
  *   pingpong_client.c     one client run on its own loop thread
  *   pingpong_matrix.c     rows x runs: what --matrix and a plain client run

@@ -7,7 +7,8 @@
  * and a new ring cost. Everything happens on the loop thread, driven by the
  * loop's callbacks: connect -> warm-up -> measured round trips -> (breakdown) one
  * tail round trip -> done. The main thread only waits on an eventfd (it sleeps,
- * so it never steals the pinned CPU) and passes on Ctrl-C.
+ * so it never steals the pinned CPU), passes on Ctrl-C, and when no round trip
+ * completed for a tick asks the loop to look for a lost request or a timeout.
  *
  * The request carries the client's CLOCK_MONOTONIC at the send call; the RTT is
  * the reply's arrival time less that echoed timestamp.
