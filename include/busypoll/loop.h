@@ -100,7 +100,8 @@ size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max);
 /*
  * bp_loop_post - run fn(loop, arg) on the loop's thread soon. Any thread.
  * Used to hand a connection's fd to another loop (fn calls bp_conn_adopt there).
- * Returns 0 or -ENOMEM.
+ * Work still queued when the loop is destroyed is dropped, not run: stop posting
+ * to a loop before its thread is joined. Returns 0 or -ENOMEM.
  */
 typedef void (*bp_post_fn)(struct bp_loop *loop, void *arg);
 int bp_loop_post(struct bp_loop *loop, bp_post_fn fn, void *arg);
