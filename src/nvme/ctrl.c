@@ -25,20 +25,27 @@ uint64_t nvmet_ctrl_cap(const struct bp_nvmet *t, const struct nvmet_ctrl *c)
 static void ka_check(struct bp_loop *loop, void *arg)
 {
 	struct nvmet_ctrl *c = arg;
-	uint64_t now = bp_loop_now_ns(loop), limit;
+	/*
+	 * A fresh clock, not the loop's cached one: a Keep Alive handled in this same
+	 * iteration stamped ka_last_ns after the cached time, and the unsigned
+	 * difference would wrap into an expiry. The host's Keep Alives (every KATO/2)
+	 * line up with this check at exactly KATO, so that is the common case.
+	 */
+	uint64_t now = bp_now_ns(), limit, idle;
 
 	if (!c->kato_ms || !c->admin)
 		return;
 	/* Like nvmet: the timeout in whole seconds, rounded up. */
 	limit = (uint64_t)((c->kato_ms + 999) / 1000) * 1000000000ull;
-	if (now - c->ka_last_ns >= limit) {
+	idle = now > c->ka_last_ns ? now - c->ka_last_ns : 0;
+	if (idle >= limit) {
 		nvmet_log(c->t, BP_NVMET_LOG_WARN,
 			  "%s (cntlid %u, host %s): no Keep Alive for %u ms (KATO); closing the controller",
 			  c->admin->peer, c->cntlid, c->hostnqn, c->kato_ms);
 		nvmet_queue_kill(c->admin, "keep-alive timeout");
 		return; /* c may be gone now */
 	}
-	bp_timer_start(loop, &c->ka_timer, (limit - (now - c->ka_last_ns)) / 1000 + 1, ka_check, c);
+	bp_timer_start(loop, &c->ka_timer, (limit - idle) / 1000 + 1, ka_check, c);
 }
 
 void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c)

@@ -536,6 +536,67 @@ static void test_keep_alive_expiry(void)
 	bp_nvmeh_ctrl_disconnect(c);
 }
 
+/* Keep Alives every KATO/2 under continuous I/O: the controller must never expire. */
+struct ka_io {
+	struct bp_nvmeh_queue *q;
+	uint8_t buf[4096];
+	uint64_t done, errs;
+	bool stop;
+};
+
+static void ka_io_done(void *arg, const struct bp_nvme_cqe *cqe, int err)
+{
+	struct ka_io *io = arg;
+	uint8_t sqe[64];
+
+	if (err || cqe->status) {
+		io->errs++;
+		if (err)
+			return;
+	}
+	io->done++;
+	if (io->stop)
+		return;
+	bp_nvmeh_sqe_rw(sqe, false, 1, (io->done * 8) % 100000, 8);
+	if (bp_nvmeh_submit(io->q, sqe, io->buf, 4096, false, ka_io_done, io))
+		io->errs++;
+}
+
+static void test_keep_alive_under_load(void)
+{
+	struct bp_nvmeh_opts o = host_opts(HOST_A, false);
+	struct bp_nvmeh_ctrl *c;
+	struct bp_nvmeh_queue *q;
+	static struct ka_io io[4];
+	uint64_t end, total = 0;
+
+	o.kato_ms = 1000;
+	c = ctrl_up(&o, 1);
+	BPT_CHECK(bp_nvmeh_ctrl_io_queue(c, loop, 1, &q) == 0, "io queue");
+	for (int i = 0; i < 4; i++) {
+		io[i].q = q;
+		io[i].stop = false;
+		ka_io_done(&io[i], &(struct bp_nvme_cqe){ 0 }, 0);
+	}
+	/* Over three KATO periods: Keep Alives and the target's checks coincide at least once. */
+	end = bp_now_ns() + 3500000000ull;
+	while (bp_now_ns() < end)
+		bp_loop_run_once(loop, 1000);
+	for (int i = 0; i < 4; i++)
+		io[i].stop = true;
+	while (bp_nvmeh_queue_inflight(q) && bp_nvmeh_queue_state(q) == BP_NVMEH_READY)
+		bp_loop_run_once(loop, 1000);
+	for (int i = 0; i < 4; i++) {
+		BPT_CHECK(io[i].errs == 0, "I/O failed while keep-alives were flowing: %s", bp_nvmeh_queue_error(q));
+		total += io[i].done;
+	}
+	BPT_CHECK(bp_nvmeh_queue_state(q) == BP_NVMEH_READY && bp_nvmeh_queue_state(c->admin) == BP_NVMEH_READY,
+		  "the controller expired although the host kept it alive: %s", bp_nvmeh_queue_error(c->admin));
+	BPT_CHECK(total > 100, "I/O ran (%llu)", (unsigned long long)total);
+	bp_nvmeh_queue_close(q);
+	bp_nvmeh_ctrl_disconnect(c);
+}
+
 static void test_counters_and_poll(struct bp_nvmet *t, bool poll)
 {
 	struct bp_nvmet_queue_stats st[64];
@@ -578,6 +639,7 @@ int main(void)
 	test_refusals();
 	test_malformed(t);
 	test_keep_alive_expiry();
+	test_keep_alive_under_load();
 	test_counters_and_poll(t, false);
 	/* Leave something on the file namespace, flush, and restart the target on it. */
 	{
