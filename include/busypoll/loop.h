@@ -74,6 +74,14 @@ int bp_loop_run(struct bp_loop *loop);
  */
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us);
 
+/*
+ * bp_loop_poll_next - make this loop's next wait a poll (timeout 0) whatever the
+ * mode: for work that re-arms itself every pass for a while, like a target
+ * queue's poll period (a timer started with after_us 0 then runs right after
+ * that poll instead of after a sleep). One-shot: ask again on every pass.
+ */
+void bp_loop_poll_next(struct bp_loop *loop);
+
 /* bp_loop_stop - make bp_loop_run return soon. Any thread; async-signal-safe. */
 void bp_loop_stop(struct bp_loop *loop);
 
