@@ -19,16 +19,11 @@
 
 #include "tools/commands.h"
 #include "tools/compare.h"
+#include "tools/tool_util.h"
 
 #define CMP_PORT 12867
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+static volatile sig_atomic_t *stop_requested;
 
 /* The default matrix: one representative setting per mode family, baseline first. */
 static const char *const default_modes[] = {
@@ -65,33 +60,6 @@ static void usage(FILE *out)
 		"  --format F           table (default), json or csv\n"
 		"  --plot FILE.svg      latency percentiles and throughput of every mode\n"
 		"  -q, --quiet          no progress lines\n");
-}
-
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out, char *err,
-			size_t errlen)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || *out < lo || *out > hi) {
-		snprintf(err, errlen, "%s %s: must be a number from %g to %g", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_int(const char *opt, const char *s, long lo, long hi, long *out, char *err, size_t errlen)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	if (errno || end == s || *end || *out < lo || *out > hi) {
-		snprintf(err, errlen, "%s %s: must be a whole number from %ld to %ld", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* A mode for the matrix: canonical text, or the reason this machine cannot run it. */
@@ -141,7 +109,7 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *modes = NULL, *smode = NULL, *cmode = NULL;
-	long v;
+	long long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -173,7 +141,7 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 					snprintf(err, errlen, "--flows: at most %d values", CMP_MAX_FLOWS);
 					return -EINVAL;
 				}
-				if (parse_int("--flows", tok, 1, 100000, &v, err, errlen))
+				if (tool_opt_int("--flows", tok, 1, 100000, &v, err, errlen))
 					return -EINVAL;
 				o->flows[o->nflows++] = (int)v;
 			}
@@ -184,29 +152,28 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 			break;
 		}
 		case 'l':
-			if (parse_double("--duration", optarg, 0.1, 3600, &o->duration_s, err, errlen))
+			if (tool_opt_seconds("--duration", optarg, false, 3600, &o->duration_s, err, errlen))
 				return -EINVAL;
 			break;
 		case 'w':
-			if (parse_double("--warmup", optarg, 0, 600, &o->warmup_s, err, errlen))
+			if (tool_opt_seconds("--warmup", optarg, true, 600, &o->warmup_s, err, errlen))
 				return -EINVAL;
 			break;
 		case 'r':
-			if (parse_int("--runs", optarg, 1, CMP_MAX_RUNS, &v, err, errlen))
+			if (tool_opt_int("--runs", optarg, 1, CMP_MAX_RUNS, &v, err, errlen))
 				return -EINVAL;
 			o->runs = (int)v;
 			break;
 		case 'T':
-			if (parse_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen))
+			if (tool_opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen))
 				return -EINVAL;
 			o->threads = (int)v;
 			break;
 		case 'Q':
 		case 'R':
-			if (parse_int(c == 'Q' ? "--request-size" : "--response-size", optarg, 1, BP_RR_MAX_SIZE, &v,
-				      err, errlen))
+			if (tool_opt_size(c == 'Q' ? "--request-size" : "--response-size", optarg, BP_RR_MAX_SIZE,
+					  c == 'Q' ? &o->request_size : &o->response_size, err, errlen))
 				return -EINVAL;
-			*(c == 'Q' ? &o->request_size : &o->response_size) = (uint32_t)v;
 			break;
 		case 'c': {
 			int cpus[2];
@@ -220,18 +187,15 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 			break;
 		}
 		case 'L': o->loopback = true; break;
-		case 'f':
-			if (!strcmp(optarg, "table"))
-				o->format = RR_FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->format = RR_FORMAT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->format = RR_FORMAT_CSV;
-			else {
-				snprintf(err, errlen, "--format %s: use table, json or csv", optarg);
+		case 'f': {
+			static const char *const formats[] = { "table", "json", "csv", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
+			if (f < 0)
 				return -EINVAL;
-			}
+			o->format = f == 1 ? RR_FORMAT_JSON : f == 2 ? RR_FORMAT_CSV : RR_FORMAT_TABLE;
 			break;
+		}
 		case 'p': o->plot = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); return 1;
@@ -481,7 +445,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 
 	if (!runs)
 		return -ENOMEM;
-	for (int mi = 0; mi < o->nmodes && !stop_requested; mi++) {
+	for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
 		struct rr_opts so;
 		struct rr_server *srv;
 		char err[512];
@@ -494,7 +458,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 			return -errno;
 		ret = rr_server_start(&so, &srv, err, sizeof(err));
 		bed_leave(b);
-		for (int fi = 0; fi < o->nflows && !stop_requested; fi++) {
+		for (int fi = 0; fi < o->nflows && !*stop_requested; fi++) {
 			struct cmp_cell *cell = &r->cells[r->ncells++];
 			int n = 0;
 
@@ -506,7 +470,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				done += o->runs;
 				continue;
 			}
-			for (int run = 0; run < o->runs && !stop_requested; run++) {
+			for (int run = 0; run < o->runs && !*stop_requested; run++) {
 				struct rr_opts co;
 
 				progress(o, done++, total, o->labels[mi], cell->flows, run);
@@ -515,7 +479,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				co.port = rr_server_port(srv);
 				snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
 				bed_enter(b, 0);
-				if (rr_client_run(&co, &stop_requested, &runs[n], err, sizeof(err))) {
+				if (rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err))) {
 					cell->failed = true;
 					snprintf(cell->error, sizeof(cell->error), "%s", err);
 					bed_leave(b);
@@ -548,7 +512,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 		bed_napi(b, r, true);
 	}
 	free(runs);
-	if (stop_requested)
+	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
 }
@@ -575,7 +539,6 @@ int cmd_compare(int argc, char **argv)
 {
 	struct cmp_report *r = calloc(1, sizeof(*r));
 	struct bed b = { .home = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct utsname un;
 	char err[512];
 	int ret;
@@ -594,10 +557,7 @@ int cmd_compare(int argc, char **argv)
 		free(r);
 		return BP_EXIT_USAGE;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	stop_requested = tool_catch_stop_signals();
 	if (uname(&un) == 0)
 		snprintf(r->kernel, sizeof(r->kernel), "%s", un.release);
 	read_sysctl("/proc/sys/net/core/busy_poll", &r->sysctl_busy_poll);

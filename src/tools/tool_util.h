@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by the busypoll subcommands. Pure functions with no state,
+ * so any command (and its unit test) can use them. (JSON/csv strings and numbers
+ * are in tools/emit.h.)
+ */
+#ifndef BP_TOOLS_TOOL_UTIL_H
+#define BP_TOOLS_TOOL_UTIL_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * tool_parse_u64 - a whole decimal number, nothing before or after it. strtoull
+ * alone would take " 5", "+5" and "-1" (as 2^64-1); an option never means those.
+ * Returns 0, -EINVAL (not a number; *neg set when it looked negative) or -ERANGE.
+ */
+int tool_parse_u64(const char *s, uint64_t *v, bool *neg);
+
+/* The option parsers below return 0, or -EINVAL with one line in err naming the
+ * option and the value ("--threads 0: must be between 1 and 64"). */
+
+/* tool_fail - format err (if any) and return -EINVAL. */
+int tool_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* tool_opt_int - a whole number in [lo, hi] (hi INT64_MAX: "at least lo"). */
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen);
+/* tool_opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, in 1..max. */
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen);
+/*
+ * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex, inf
+ * or nan, all of which strtod would take) up to max; zero_ok: 0 allowed.
+ */
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen);
+/*
+ * tool_opt_choice - the index of s in the NULL-terminated list names, else -EINVAL
+ * with "--format x: must be table, json or csv".
+ */
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen);
+
+/*
+ * tool_opt_cpus - option NAME's CPU list S ("0,2-3") into cpus[] (at most max),
+ * CPUs this machine has; *n set.
+ */
+int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
+		  size_t errlen);
+
+/* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
+const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
+/*
+ * tool_bad_option_name - the option getopt_long just refused, as the user typed it
+ * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
+ */
+const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
+				 size_t len);
+/*
+ * tool_unknown_option - the message for an option getopt refused: an ambiguous
+ * abbreviation names its candidates, anything else points at `busypoll SUB --help`.
+ * Returns -EINVAL.
+ */
+int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
+			size_t errlen);
+
+/*
+ * tool_catch_stop_signals - SIGINT and SIGTERM set the returned flag (no
+ * SA_RESTART: a blocking call returns EINTR and the caller looks at the flag);
+ * SIGPIPE is ignored (a peer that went away is an error return, not a death).
+ */
+volatile sig_atomic_t *tool_catch_stop_signals(void);
+
+#endif
