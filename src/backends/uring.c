@@ -36,10 +36,11 @@
  *
  * Ownership of an io: every op we submit for it adds 1 to io->inflight; its
  * last CQE (for a multishot poll: the one without IORING_CQE_F_MORE) takes it
- * back before any event is made. ->del cancels by user_data (never by fd: the
- * core closes the fd right after ->del, and a new socket may get the same
- * number before our cancel is submitted), and the core frees a dead io once
- * inflight is 0. io->bstate holds one bit per op kind in flight, so ->del
+ * back before any event is made. ->del cancels by user_data (never by fd), and
+ * the core closes a dead conn's fd and frees it only once inflight is 0: an
+ * SQE still queued names the fd by number until it is submitted, so a number
+ * closed and reused by the next accept would send this conn's bytes to
+ * another peer (found by tests/integration/test_faults_rr). io->bstate holds one bit per op kind in flight, so ->del
  * knows exactly what to cancel, and marks what it cancelled so that nothing
  * more is delivered for it even when the io stays alive (a listener paused
  * after EMFILE is del'ed, then added again).
@@ -538,9 +539,10 @@ static int uring_del(struct bp_loop *loop, struct bp_io *io)
 	int ret;
 
 	/*
-	 * The cancels go out with the next submit; until then the ring's own file
-	 * references keep the socket alive, and since they match by user_data, not
-	 * by fd, a new socket that gets the same fd number is never hit.
+	 * The cancels go out with the next submit, behind any op still queued for
+	 * io; they match by user_data, not by fd. A conn's fd stays open until all
+	 * of them are back (conn_teardown), so no queued op can reach a new socket
+	 * that got the same number.
 	 */
 	for (unsigned op = OP_RECV; op < OP_CANCEL; op++) {
 		io->bstate &= ~REARM_BIT(op);

@@ -59,13 +59,23 @@ static void conn_unlink(struct bp_conn *c)
 	loop->dead_conns = c;
 }
 
-/* Close the socket; the struct is freed by the reaper once no op refers to it. */
+/*
+ * Close the socket; the struct is freed by the reaper once no op refers to it.
+ * On a completion backend an op may still name the fd (an SQE queued in this
+ * pass and not yet submitted resolves its fd number only when it is submitted):
+ * closing now would let the next accept4 or socket get the same number, and the
+ * queued send would then go to that other peer. So while ops are out the fd
+ * stays open (the cancels ->del queued end them soon) and the reaper closes it.
+ */
 static void conn_teardown(struct bp_conn *c)
 {
 	c->io.dead = true;
 	c->loop->be->del(c->loop, &c->io);
-	close(c->io.fd);
-	c->loop->ctr.syscalls++;
+	if (!c->io.inflight) {
+		close(c->io.fd);
+		c->io.fd = -1;
+		c->loop->ctr.syscalls++;
+	}
 	conn_unlink(c);
 }
 

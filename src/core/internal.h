@@ -92,7 +92,8 @@ struct bp_backend_ops {
 	/* completion only: one send of len bytes at buf (stream), or sendmsg of
 	 * c->smsg (datagram, when buf == NULL). One at a time per conn. */
 	int (*send)(struct bp_loop *loop, struct bp_conn *c, const void *buf, size_t len);
-	/* stop delivering anything for io; its fd is closed right after. Completion
+	/* stop delivering anything for io; the core closes its fd right after, or,
+	 * for a conn with ops still out (io->inflight), once they are back. Completion
 	 * backends cancel the ops in flight; their completions still come back (the
 	 * core skips them because io->dead) and bring io->inflight to 0. */
 	int (*del)(struct bp_loop *loop, struct bp_io *io);

@@ -247,6 +247,10 @@ void bp_loop_reap(struct bp_loop *loop, bool force)
 			continue;
 		}
 		*cp = c->next_dead;
+		if (c->io.fd >= 0) { /* kept open while ops named it (conn_teardown) */
+			close(c->io.fd);
+			loop->ctr.syscalls++;
+		}
 		bp_sendq_free(&c->sq);
 		free(c->rbuf);
 		free(c);
