@@ -260,6 +260,17 @@ typedef void (*bp_accept_fn)(struct bp_listener *l, int fd, void *arg);
  */
 int bp_listener_create(struct bp_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		       bp_accept_fn on_accept, void *arg, struct bp_listener **lp);
+/*
+ * bp_listener_on_error - fn(l, err, arg) when accepting starts failing for want
+ * of resources (err -EMFILE, -ENFILE, -ENOMEM or -ENOBUFS), and fn(l, 0, arg)
+ * at the first accept that succeeds after that. Meanwhile the listener stops
+ * accepting for 100 ms at a time (the connections already accepted are served
+ * as usual; new ones wait in the kernel's backlog). One call per episode, not
+ * per retry, so fn may log. arg is the listener's.
+ */
+typedef void (*bp_accept_error_fn)(struct bp_listener *l, int err, void *arg);
+void bp_listener_on_error(struct bp_listener *l, bp_accept_error_fn fn);
+
 /* bp_listener_port - the bound port (useful after binding port 0). */
 uint16_t bp_listener_port(const struct bp_listener *l);
 int bp_listener_fd(const struct bp_listener *l);

@@ -161,6 +161,8 @@ struct bp_listener {
 	struct bp_listener *next, *prev;
 	struct bp_listener *next_dead;
 	struct bp_timer retry;       /* accept paused after EMFILE/ENFILE */
+	bp_accept_error_fn on_error; /* told when accepting starts failing and when it recovers */
+	bool accept_failing;
 };
 
 /* ---- timers (core/timer.c): a binary min-heap of caller-owned timers ---- */

@@ -34,15 +34,35 @@ void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev)
 		loop->ctr.syscalls++;
 		fd = accept4(l->io.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			int err = -errno;
+
+			if (err == -EINTR || err == -ECONNABORTED)
 				continue;
-			if (errno == EMFILE || errno == ENFILE) {
-				/* Out of descriptors: keep serving the conns we have, retry later. */
-				bp_err_sys("accept4", -errno);
+			if (err == -EMFILE || err == -ENFILE || err == -ENOMEM || err == -ENOBUFS) {
+				/*
+				 * Out of descriptors or memory: the connection stays in the
+				 * backlog and the listener stays readable, so retrying at once
+				 * would spin. Keep serving the conns we have, retry later.
+				 */
+				bp_err_sys("accept4", err);
 				loop->be->del(loop, &l->io);
 				bp_timer_start(loop, &l->retry, ACCEPT_PAUSE_US, listener_resume, l);
+				if (!l->accept_failing) {
+					l->accept_failing = true;
+					if (l->on_error)
+						l->on_error(l, err, l->arg);
+				}
 			}
 			return;
+		}
+		if (l->accept_failing) {
+			l->accept_failing = false;
+			if (l->on_error)
+				l->on_error(l, 0, l->arg);
+			if (l->io.dead) { /* closed by on_error */
+				close(fd);
+				return;
+			}
 		}
 		l->on_accept(l, fd, l->arg);
 	}
@@ -104,6 +124,7 @@ err_close:
 	return ret;
 }
 
+void bp_listener_on_error(struct bp_listener *l, bp_accept_error_fn fn) { l->on_error = fn; }
 uint16_t bp_listener_port(const struct bp_listener *l) { return l->port; }
 int bp_listener_fd(const struct bp_listener *l) { return l->io.fd; }
 struct bp_loop *bp_listener_loop(const struct bp_listener *l) { return l->loop; }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "nvme/target_int.h"
@@ -96,6 +97,28 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	}
 }
 
+/* Out of descriptors (or memory): said once, and again when accepting works again. */
+static void on_accept_error(struct bp_listener *l, int err, void *arg)
+{
+	struct bp_nvmet *t = arg;
+	struct rlimit rl = { 0 };
+
+	(void)l;
+	if (!err) {
+		nvmet_log(t, BP_NVMET_LOG_WARN, "accepting new connections again (%d open)", atomic_load(&t->conns));
+		return;
+	}
+	if (err == -EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		nvmet_log(t, BP_NVMET_LOG_ERROR, "cannot accept new connections: accept4: %s with %d open "
+			  "(RLIMIT_NOFILE %llu; raise it with ulimit -n); the queues already connected are still "
+			  "served, and new ones are accepted as descriptors free up", strerror(-err),
+			  atomic_load(&t->conns), (unsigned long long)rl.rlim_cur);
+	else
+		nvmet_log(t, BP_NVMET_LOG_ERROR, "cannot accept new connections: accept4: %s with %d open; the "
+			  "queues already connected are still served, and new ones are accepted once it passes",
+			  strerror(-err), atomic_load(&t->conns));
+}
+
 /* ---- threads ---- */
 
 static int thread_setup(struct bp_loop *loop, void *arg)
@@ -175,6 +198,7 @@ static int listen_on_loop(struct bp_loop *loop, void *arg)
 					 addr);
 	if (ret)
 		return bp_set_last_error(ret, "--listen %s: %s", addr, bp_last_error());
+	bp_listener_on_error(t->listener, on_accept_error);
 	t->port = bp_listener_port(t->listener);
 	return 0;
 }

@@ -478,6 +478,26 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	}
 }
 
+/* Out of descriptors (or memory): said once, and again when accepting works again. */
+static void on_accept_error(struct bp_listener *l, int err, void *arg)
+{
+	struct rr_server *s = arg;
+	struct rlimit rl = { 0 };
+
+	(void)l;
+	if (!err) {
+		server_log(s, "accepting new connections again");
+		return;
+	}
+	if (err == -EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		server_log(s, "cannot accept new connections: accept4: %s (RLIMIT_NOFILE %llu; raise it with "
+			   "ulimit -n); the connections already open are still served, and new ones are "
+			   "accepted as descriptors free up", strerror(-err), (unsigned long long)rl.rlim_cur);
+	else
+		server_log(s, "cannot accept new connections: accept4: %s; the connections already open are "
+			   "still served, and new ones are accepted once it passes", strerror(-err));
+}
+
 /* ---- UDP: one SO_REUSEPORT socket per thread ---- */
 
 static size_t udp_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -570,6 +590,7 @@ static int thread_setup(struct bp_loop *loop, void *arg)
 			return bp_set_last_error(ret, "port %u is in use; pick another with --port", s->port);
 		if (ret)
 			return ret;
+		bp_listener_on_error(s->listener, on_accept_error);
 		s->port = bp_listener_port(s->listener);
 		/* The UDP sockets share the TCP port (picked now if it was 0). */
 		if (s->addr.ss_family == AF_INET6)
