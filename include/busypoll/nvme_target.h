@@ -74,6 +74,7 @@ struct bp_nvmet_cfg {
 	uint32_t max_transfer;            /* bytes per command (MDTS), power of two >= 4096 */
 	uint32_t inline_data;             /* in-capsule write bytes on I/O queues */
 	uint32_t maxh2cdata;              /* data bytes per H2CData PDU we accept */
+	uint32_t connect_timeout_ms;      /* a connection without ICReq and Connect by then is closed (0 = never) */
 	enum bp_nvmet_log log_level;
 	FILE *log;                        /* NULL = stderr */
 };

@@ -155,6 +155,7 @@ static void exec_connect(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uin
 	q->sqhd = (uint16_t)(1 % q->depth); /* the Connect took an entry */
 	q->sqflow_off = cattr & BP_NVMF_CATTR_DISABLE_SQFLOW;
 	q->state = Q_LIVE;
+	bp_timer_stop(bp_conn_loop(q->conn), &q->connect_timer); /* keep-alive takes over */
 	q->st.cntlid = c->cntlid;
 	q->st.qid = qid;
 	snprintf(q->st.hostnqn, sizeof(q->st.hostnqn), "%s", c->hostnqn);

@@ -475,6 +475,8 @@ static void queue_destroy(struct nvmet_queue *q)
 
 	if (bp_timer_armed(&q->poll_timer))
 		bp_timer_stop(th->loop, &q->poll_timer);
+	if (bp_timer_armed(&q->connect_timer))
+		bp_timer_stop(th->loop, &q->connect_timer);
 	q->st.live = false;
 	nvmet_record_closed(q->t, &q->st);
 	nvmet_ctrl_detach(q);
@@ -502,6 +504,24 @@ void nvmet_queue_free_all(struct nvmet_thread *th)
 		bp_conn_close(q->conn);
 		queue_destroy(q);
 	}
+}
+
+/*
+ * A connection that has not become a queue in time: it never sent its ICReq, or
+ * its Connect (a client that connects and says nothing, one that trickles bytes,
+ * a half-open connection whose host is gone). Keep-alive only covers a queue
+ * once Connect made it part of a controller; until then this is the limit.
+ */
+static void connect_expired(struct bp_loop *loop, void *arg)
+{
+	struct nvmet_queue *q = arg;
+
+	(void)loop;
+	if (q->state != Q_WAIT_IC && q->state != Q_WAIT_CONNECT)
+		return;
+	nvmet_log(q->t, BP_NVMET_LOG_WARN, "%s: no %s within %u ms of connecting (--connect-timeout-ms); closing",
+		  q->peer, q->state == Q_WAIT_IC ? "ICReq" : "Connect", q->t->cfg.connect_timeout_ms);
+	nvmet_queue_kill(q, "connect timeout");
 }
 
 void nvmet_queue_adopt(struct bp_loop *loop, int fd, void *arg)
@@ -552,5 +572,7 @@ void nvmet_queue_adopt(struct bp_loop *loop, int fd, void *arg)
 		q->next->prev = q;
 	th->queues = q;
 	th->nqueues++;
+	if (t->cfg.connect_timeout_ms)
+		bp_timer_start(loop, &q->connect_timer, (uint64_t)t->cfg.connect_timeout_ms * 1000, connect_expired, q);
 	nvmet_log(t, BP_NVMET_LOG_DEBUG, "%s: connection on thread %d", q->peer, th->idx);
 }

@@ -37,6 +37,7 @@ void bp_nvmet_cfg_defaults(struct bp_nvmet_cfg *cfg)
 	cfg->max_transfer = 1u << 20;
 	cfg->inline_data = 8192;
 	cfg->maxh2cdata = 128u * 1024;
+	cfg->connect_timeout_ms = 10000;
 	cfg->log_level = BP_NVMET_LOG_INFO;
 }
 

@@ -111,6 +111,7 @@ struct nvmet_queue {
 	uint8_t *txb;                 /* transmit batch */
 	size_t txlen;
 	uint8_t *bounce;              /* file reads, admin data */
+	struct bp_timer connect_timer;  /* until Connect: cfg.connect_timeout_ms */
 	/* poll mode */
 	struct bp_timer poll_timer;
 	bool polling;

@@ -18,7 +18,7 @@
 
 enum {
 	OPT_LISTEN = 256, OPT_NQN, OPT_NS, OPT_ALLOW, OPT_THREADS, OPT_CPUS, OPT_MODE, OPT_POLL, OPT_PRIO,
-	OPT_MAXQ, OPT_DEPTH, OPT_MAXCONNS, OPT_MAXXFER, OPT_INLINE, OPT_LOG,
+	OPT_MAXQ, OPT_DEPTH, OPT_MAXCONNS, OPT_MAXXFER, OPT_INLINE, OPT_LOG, OPT_CONNTMO,
 };
 
 static const struct option long_opts[] = {
@@ -37,6 +37,7 @@ static const struct option long_opts[] = {
 	{ "max-transfer", required_argument, NULL, OPT_MAXXFER },
 	{ "inline-data", required_argument, NULL, OPT_INLINE },
 	{ "log-level", required_argument, NULL, OPT_LOG },
+	{ "connect-timeout-ms", required_argument, NULL, OPT_CONNTMO },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -80,6 +81,8 @@ static void usage(FILE *out)
 		"  --max-queues N           I/O queues per controller, 1..1024 (default 64)\n"
 		"  --queue-depth N          entries per I/O queue, 32..1024 (default 128)\n"
 		"  --max-conns N            TCP connections at once (default 1024)\n"
+		"  --connect-timeout-ms N   close a connection that has not sent its ICReq and\n"
+		"                           Connect within N ms (default 10000; 0 = never)\n"
 		"  --max-transfer SIZE      bytes per command (MDTS), 4K..32M power of two (default 1M)\n"
 		"  --inline-data SIZE       in-capsule write bytes on I/O queues, 4K..64K (default 8K)\n"
 		"  --log-level LEVEL        error, warn, info (default) or debug\n"
@@ -252,6 +255,10 @@ int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, s
 			r = opt_size("--inline-data", optarg, 4096, 65536, &cfg->inline_data, err, errlen);
 			if (!r && cfg->inline_data % 16)
 				r = fail(err, errlen, "--inline-data %s: must be a multiple of 16", optarg);
+			break;
+		case OPT_CONNTMO:
+			r = opt_uint("--connect-timeout-ms", optarg, 0, 3600000, &v, err, errlen);
+			cfg->connect_timeout_ms = (uint32_t)v;
 			break;
 		case OPT_LOG:
 			if (!strcmp(optarg, "error"))
