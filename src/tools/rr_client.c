@@ -653,6 +653,12 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	atomic_store(&cl->remaining, (int_fast64_t)o->transactions);
 
 	ret = control_open(cl, &ctl, err, errlen);
+	if (ret && stop && *stop) {
+		/* A signal cut the hello short (poll: EINTR): interrupted, not unreachable. */
+		res->interrupted = true;
+		ret = 0;
+		goto out;
+	}
 	if (ret)
 		goto out;
 
