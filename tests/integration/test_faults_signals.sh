@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# SIGINT and SIGTERM in the middle of a run, as a user or a supervisor sends them:
+# busypoll rr (client), busypoll pingpong (client) and, as root, busypoll compare
+# (which builds a veth test bed in two namespaces). Each must print the results it
+# has ("interrupted: partial results", the measured figures), exit 130, and leave
+# nothing behind: no namespace named after that run, no process. A signal during
+# the warm-up (nothing measured yet) and one during compare's test-bed setup too.
+# The servers stop cleanly (exit 0) on SIGTERM. Timings are never checked.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0 signals=0
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# start_server KIND: a busypoll KIND server on a free port; sets $port and $spid.
+start_server() {
+	local kind=$1 want
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 20000))
+		"$BP" "$kind" --server --port "$port" 2>"$tmp/$kind-server.err" &
+		spid=$!
+		want="port $port"
+		for _ in $(seq 30); do
+			grep -q "$want" "$tmp/$kind-server.err" 2>/dev/null && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$spid" 2>/dev/null && grep -q "$want" "$tmp/$kind-server.err"; then
+			pids+=("$spid")
+			return 0
+		fi
+		wait "$spid" 2>/dev/null
+	done
+	echo "FAIL: no $kind server could start: $(cat "$tmp/$kind-server.err")" >&2
+	exit 1
+}
+
+stop_server() {
+	local kind=$1 rc
+	kill -TERM "$spid"
+	wait "$spid"
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "$kind server exited $rc on SIGTERM, want 0"
+}
+
+# interrupt SIG AFTER NAME CMD...: run CMD, send SIG after AFTER seconds; stdout in
+# $tmp/NAME.out, stderr in $tmp/NAME.err, status in $rc, pid in $cpid.
+interrupt() {
+	local sig=$1 after=$2 name=$3
+	shift 3
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	cpid=$!
+	pids+=("$cpid")
+	sleep "$after"
+	if ! kill -0 "$cpid" 2>/dev/null; then
+		wait "$cpid"
+		rc=$?
+		fail "$name ended (status $rc) before the $sig came: $(head -c 300 "$tmp/$name.err")"
+		return
+	fi
+	kill -"$sig" "$cpid"
+	signals=$((signals + 1))
+	# bounded: a run that ignores the signal is killed by the harness trap, not waited for forever
+	for _ in $(seq 100); do
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$cpid" 2>/dev/null; then
+		fail "$name still running 10 s after $sig"
+		kill -KILL "$cpid"
+	fi
+	wait "$cpid"
+	rc=$?
+}
+
+expect_interrupted() {
+	local name=$1
+	[ "$rc" -eq 130 ] || fail "$name exited $rc, want 130 ($(head -c 300 "$tmp/$name.err"))"
+	grep -q "interrupted: partial results" "$tmp/$name.out" ||
+		fail "$name: no 'interrupted: partial results' in its output: $(head -c 400 "$tmp/$name.out")"
+	if [ -d "/proc/$cpid" ]; then
+		fail "$name: process $cpid still exists"
+	fi
+}
+
+# ---- busypoll rr ----
+start_server rr
+for sig in INT TERM; do
+	name=rr-$sig
+	interrupt "$sig" 1.5 "$name" "$BP" rr --client 127.0.0.1 --port "$port" -F 4 -l 30 --warmup 0.2
+	expect_interrupted "$name"
+	tps=$(sed -n 's/^transactions\/s *\([0-9.]*\) .*/\1/p' "$tmp/$name.out")
+	[ -n "$tps" ] && awk "BEGIN{exit !($tps > 0)}" ||
+		fail "$name: no measured rate in the partial results: $(cat "$tmp/$name.out")"
+	grep -q "transactions (all phases)" "$tmp/$name.out" || fail "$name: no client/server table"
+	echo "ok   rr client SIG$sig mid-run: exit 130, partial results ($tps tx/s)"
+done
+# during the warm-up: nothing measured yet, still a result document saying so
+interrupt TERM 0.5 rr-warmup "$BP" rr --client 127.0.0.1 --port "$port" -l 30 --warmup 10 --format json
+[ "$rc" -eq 130 ] || fail "rr interrupted in warm-up exited $rc, want 130"
+python3 - "$tmp/rr-warmup.out" <<'EOF' || fail "rr json after SIGTERM in warm-up: $(head -c 300 "$tmp/rr-warmup.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["interrupted"] is True, d
+EOF
+echo "ok   rr client SIGTERM in warm-up: exit 130, a json document with \"interrupted\": true"
+# while the hello waits on a server that accepted and never answers: interrupted, not "unreachable"
+sport=$((20000 + RANDOM % 20000))
+python3 - "$sport" <<'PY' 2>"$tmp/silent.err" &
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+c, _ = s.accept()
+time.sleep(6)
+PY
+pids+=($!)
+sleep 0.5
+interrupt INT 1 rr-hello "$BP" rr --client 127.0.0.1 --port "$sport" -l 5
+expect_interrupted rr-hello
+grep -q "cannot reach" "$tmp/rr-hello.err" && fail "rr interrupted in its hello says the server is unreachable"
+echo "ok   rr client SIGINT while a silent server holds its hello: exit 130, said as interrupted"
+# the server served all of that and still serves
+"$BP" rr --client 127.0.0.1 --port "$port" -l 0.3 --warmup 0 >"$tmp/rr-after.out" 2>&1 ||
+	fail "rr server does not serve after the interrupted clients: $(cat "$tmp/rr-after.out")"
+stop_server rr
+echo "ok   rr server still served, then stopped with status 0 on SIGTERM"
+
+# ---- busypoll pingpong ----
+start_server pingpong
+for sig in INT TERM; do
+	name=pp-$sig
+	interrupt "$sig" 1.5 "$name" "$BP" pingpong --client 127.0.0.1 --port "$port" -n 100000000 --runs 3 \
+		--warmup 10 --timeout 5
+	expect_interrupted "$name"
+	grep -q "^1 .*(interrupted)" "$tmp/$name.out" || fail "$name: the interrupted run is not shown: $(cat "$tmp/$name.out")"
+	echo "ok   pingpong client SIG$sig mid-run: exit 130, the interrupted run shown"
+done
+stop_server pingpong
+echo "ok   pingpong server stopped with status 0 on SIGTERM"
+
+# ---- busypoll compare: root, a veth test bed per run ----
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP compare: it builds a veth test bed, which needs root"
+else
+	# bp-cmp<pid>-a/-b: the run's own namespaces (others' beds may come and go)
+	beds_of() { ip netns list | awk '{print $1}' | grep -c "^bp-cmp$1-" || true; }
+	# mid-matrix: the second mode is running
+	for sig in TERM INT; do
+		name=cmp-$sig
+		interrupt "$sig" 2.5 "$name" "$BP" compare --flows 1 -l 2 --warmup 0.1 \
+			--modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8"
+		expect_interrupted "$name"
+		grep -q "epoll:block" "$tmp/$name.out" || fail "$name: no measured cell in the partial results"
+		[ "$(beds_of "$cpid")" -eq 0 ] || fail "$name: namespaces left: $(ip netns list | grep "bp-cmp$cpid-")"
+		echo "ok   compare SIG$sig mid-matrix: exit 130, partial results, test bed bp-cmp$cpid-* removed"
+	done
+	# at once: the signal lands while the test bed is being built or the first cell starts
+	for delay in 0.05 0.3; do
+		name=cmp-early-$delay
+		interrupt TERM "$delay" "$name" "$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block"
+		[ "$rc" -eq 130 ] || fail "$name exited $rc, want 130 ($(head -c 300 "$tmp/$name.err"))"
+		[ "$(beds_of "$cpid")" -eq 0 ] || fail "$name: namespaces left: $(ip netns list | grep "bp-cmp$cpid-")"
+		echo "ok   compare SIGTERM after ${delay} s: exit 130, test bed removed"
+	done
+fi
+
+echo "signals sent: $signals"
+if [ "$fails" -ne 0 ]; then
+	echo "$fails failed" >&2
+	exit 1
+fi
+echo "all passed"
