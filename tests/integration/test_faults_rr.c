@@ -17,12 +17,14 @@
  *     (a blocked server would give ~1 tx/s), and the tricklers are answered
  *     correctly once they finish.
  *
- * Prints the faults injected and the connections held. Usage: [--mode MODE]
+ * Prints the faults injected and the connections held.
+ * Usage: [--mode MODE] [--rounds N (of each fault per mode; default 14, make soak 100)]
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -32,7 +34,7 @@
 #include "bptest.h"
 #include "tools/rr.h"
 
-#define ROUNDS 14          /* per scenario and way of vanishing: 5 x 2 x 14 = 140 faults per mode */
+static int rounds = 14;    /* per scenario and way of vanishing: 5 x 2 x 14 = 140 faults per mode */
 #define SETTLE_MS 5000
 
 static uint16_t port;
@@ -182,7 +184,7 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 	base = bpt_fd_count(0);
 	cur_mode = text;
 
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < rounds; r++)
 		for (int sc = 0; sc < N_SCENARIOS; sc++) {
 			vanish_once((enum scenario)sc, BPT_RST);
 			vanish_once((enum scenario)sc, BPT_FIN);
@@ -203,8 +205,8 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 	after = bpt_fd_settle(0, base, SETTLE_MS);
 	BPT_CHECK(after == base, "%s: %d descriptors after the next client, %d before", text, after, base);
 	rr_server_stop(s);
-	printf("ok   %-38s %llu faults (%s), next client served, fds %d -> %d\n", text,
-	       (unsigned long long)(faults_total - before), "RST and FIN x 5 scenarios", base, after);
+	printf("ok   %-38s %llu faults (RST and FIN x 5 scenarios), next client served, fds %d -> %d\n", text,
+	       (unsigned long long)(faults_total - before), base, after);
 }
 
 /* ---- 2. idle, half-open and slow peers while a client runs ---- */
@@ -356,8 +358,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			rounds = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: %s [--mode MODE]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--mode MODE] [--rounds N]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -17,7 +17,7 @@
  *     Connect, keep-alive after it; each closure is logged. Meanwhile the good
  *     host's verified I/O runs at no less than a tenth of its rate just before.
  *
- * Prints the faults injected.
+ * Prints the faults injected. Usage: [--rounds N (of each fault; default 8, make soak 100)]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +41,6 @@
 #define NQN "nqn.2024-01.io.busypoll:faults"
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:fa017000-0000-4000-8000-000000000001"
 #define CONNECT_TIMEOUT_MS 1500
-#define ROUNDS 8
 #define MIB (1u << 20)
 
 static struct bp_nvmet *t;
@@ -51,6 +50,7 @@ static char dir[] = "/tmp/bpt-tfaults-XXXXXX";
 static char log_path[300];
 static FILE *log_file;
 static uint64_t faults;
+static int rounds = 8;              /* of each fault; make soak: 100 */
 
 /* The well-behaved host: a controller with kato 0 (its loop does not always run), one I/O queue. */
 static struct bp_loop *loop;
@@ -165,16 +165,24 @@ static uint8_t read_pdu(int fd, uint8_t *b, size_t cap)
 
 static int raw_queue(uint16_t qid, uint16_t cntlid, uint32_t kato_ms)
 {
-	int fd = raw_ic();
-	uint8_t b[2048];
-	size_t n = connect_pdu(b, qid, cntlid, kato_ms);
-	struct bp_nvme_cqe cqe;
+	for (int tries = 0;; tries++) {
+		int fd = raw_ic();
+		uint8_t b[2048];
+		size_t n = connect_pdu(b, qid, cntlid, kato_ms);
+		struct bp_nvme_cqe cqe;
 
-	bpt_send_all(fd, b, n);
-	BPT_CHECK(read_pdu(fd, b, sizeof(b)) == BP_NVME_TCP_RSP, "Connect: no response");
-	bp_nvme_cqe_decode(b + 8, &cqe);
-	BPT_CHECK(cqe.status == 0, "raw Connect qid %u refused: status 0x%x", qid, cqe.status);
-	return fd;
+		bpt_send_all(fd, b, n);
+		BPT_CHECK(read_pdu(fd, b, sizeof(b)) == BP_NVME_TCP_RSP, "Connect: no response");
+		bp_nvme_cqe_decode(b + 8, &cqe);
+		if (cqe.status == (BP_NVME_SC_CONNECT_CTRL_BUSY | BP_NVME_DNR) && tries < 100) {
+			/* qids are reused: the target may not have seen that qid's last host vanish yet */
+			close(fd);
+			bpt_sleep_ms(10);
+			continue;
+		}
+		BPT_CHECK(cqe.status == 0, "raw Connect qid %u refused: status 0x%x", qid, cqe.status);
+		return fd;
+	}
 }
 
 static size_t rw_pdu(uint8_t *b, bool write, uint16_t cid, uint64_t slba, uint32_t len)
@@ -194,7 +202,13 @@ static const char *const scenario_name[] = {
 	"half an ICReq", "half a Connect", "half a command on a live admin queue", "half the H2CData of a R2T",
 	"a 1 MiB read begun", "32 x 128 KiB reads outstanding",
 };
-static uint16_t next_qid = 2;
+static unsigned n_ioq_faults;
+
+/* qids 2..64 in turn (1 is the good host's) */
+static uint16_t next_qid(void)
+{
+	return (uint16_t)(2 + n_ioq_faults++ % 63);
+}
 
 static void vanish_once(enum scenario sc, enum bpt_vanish how)
 {
@@ -228,7 +242,7 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 		struct bp_nvme_tcp_data r2t, d;
 		size_t h;
 
-		fd = raw_queue(next_qid++, good->cntlid, 0);
+		fd = raw_queue(next_qid(), good->cntlid, 0);
 		bpt_send_all(fd, b, rw_pdu(b, true, 5, 4096, 65536)); /* beyond in-capsule: R2T */
 		BPT_CHECK(read_pdu(fd, b, sizeof(b)) == BP_NVME_TCP_R2T, "expected a R2T");
 		bp_nvme_tcp_data_decode(b, &r2t);
@@ -241,14 +255,14 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 		break;
 	}
 	case READ_UNREAD:
-		fd = raw_queue(next_qid++, good->cntlid, 0);
+		fd = raw_queue(next_qid(), good->cntlid, 0);
 		bpt_send_all(fd, b, rw_pdu(b, false, 6, 0, MIB));
 		BPT_CHECK(bpt_recv_all(fd, b, 1000, 5000), "no C2HData");
 		break;
 	case READS_PARKED: {
 		size_t n = 0;
 
-		fd = raw_queue(next_qid++, good->cntlid, 0);
+		fd = raw_queue(next_qid(), good->cntlid, 0);
 		for (uint16_t cid = 0; cid < 32; cid++)
 			n += rw_pdu(b + n, false, cid, (uint64_t)cid * 256, 128 * 1024);
 		bpt_send_all(fd, b, n);
@@ -281,7 +295,7 @@ static void hosts_vanish(int base)
 	int after, live;
 	uint64_t before = faults;
 
-	for (int r = 0; r < ROUNDS; r++)
+	for (int r = 0; r < rounds; r++)
 		for (int sc = 0; sc < N_SCENARIOS; sc++) {
 			vanish_once((enum scenario)sc, BPT_RST);
 			vanish_once((enum scenario)sc, BPT_FIN);
@@ -440,13 +454,21 @@ static void idle_and_slow_hosts(int base)
 	       100 * rate1 / rate0, rate0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct bp_mode m;
 	struct bp_nvme_tcp_ic ic = { 0 };
 	int base;
 
 	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+			rounds = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: %s [--rounds N]\n", argv[0]);
+			return 2;
+		}
+	}
 	BPT_CHECK(mkdtemp(dir), "mkdtemp");
 	snprintf(log_path, sizeof(log_path), "%s/target.log", dir);
 	log_file = fopen(log_path, "w+");
