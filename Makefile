@@ -1,5 +1,7 @@
-# A thin driver for CMake. `make run` runs the main job, `make test` the whole suite;
-# both install missing Debian packages first when run as root.
+# A thin driver for CMake. `make run` runs the main job, `make test` the whole suite,
+# `make soak` the long fault, load and durability runs (10,000 connections, 256 target
+# queues, 20 SIGKILLs; minutes, not part of `make test`); all install missing Debian
+# packages first when run as root.
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
@@ -7,7 +9,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test soak bench clean
 
 all: build
 
@@ -25,6 +27,9 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
+
+soak: build
+	cd $(BUILD) && ctest -C soak -L soak --output-on-failure --timeout 1800
 
 bench: build
 	@echo "benchmarks: see bench/README.md"
