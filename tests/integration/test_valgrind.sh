@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# valgrind memcheck on a short run of each busypoll tool that does not use io_uring
+# (valgrind 3.19 blocks in io_uring_enter under its global lock, so the uring modes
+# stay with `make test-asan`): modes, rr server and client over loopback, compare on
+# loopback and, as root, testbed up/status/down and napi list on the bed. Any memcheck
+# error, or a definite leak, fails the test; possible and reachable leaks are only
+# listed. Skips (77) without valgrind and for a sanitizer build (ASan and valgrind
+# cannot share a process).
+#
+# Suppressions: none. Notes for reading the logs: valgrind 3.19 warns "unhandled
+# amd64-linux syscall: 441" (epoll_pwait2); the epoll backend then falls back to
+# epoll_pwait, so that warning is expected and is not an error.
+set -u
+
+bp=${BUSYPOLL:-}
+if [ -z "$bp" ] || [ ! -x "$bp" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+if ! command -v valgrind >/dev/null; then
+	echo "SKIP: valgrind is not installed (apt-get install valgrind)"
+	exit 77
+fi
+if ldd "$bp" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+	echo "SKIP: $bp is a sanitizer build; valgrind cannot run it"
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+pids=()
+bed=
+cleanup() {
+	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	[ -n "$bed" ] && "$bp" testbed down --name "$bed" >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+passed=0 failed=0
+
+# 99: valgrind found something; any other non-zero status is the tool's own.
+VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+    --show-leak-kinds=definite --track-origins=yes --num-callers=30)
+
+# check NAME STATUS LOG: STATUS of the valgrind run whose output went to LOG
+check() {
+	local name=$1 st=$2 log=$3
+	if [ "$st" -eq 0 ]; then
+		echo "ok   valgrind clean: $name"
+		passed=$((passed + 1))
+	else
+		if [ "$st" -eq 99 ]; then
+			echo "FAIL: valgrind found errors in: $name" >&2
+		else
+			echo "FAIL: $name exited $st under valgrind" >&2
+		fi
+		grep -v 'syscall: 441\|write your own handler\|README_MISSING\|Nevertheless we consider\|bug_reports' \
+			"$log" | head -80 >&2
+		failed=$((failed + 1))
+	fi
+}
+
+# 1. modes: every family probed (netlink, EPIOCSPARAMS, an io_uring ring set up and
+#    torn down, never waited on)
+"${VG[@]}" --log-file="$tmp/modes.vg" "$bp" modes >"$tmp/modes.out" 2>&1
+check "busypoll modes" $? "$tmp/modes.vg"
+
+# 2. rr: a server on a free loopback port, a client for a second, the server stopped
+#    with SIGINT (its clean shutdown path) while valgrind watches both
+#    (a port the kernel just handed out, free for TCP and UDP alike)
+port=$(python3 -c 'import socket
+for _ in range(50):
+    t, u = socket.socket(), socket.socket(type=socket.SOCK_DGRAM)
+    t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
+    try:
+        u.bind(("127.0.0.1", p)); print(p); break
+    except OSError: pass')
+"${VG[@]}" --log-file="$tmp/server.vg" "$bp" rr --server --bind 127.0.0.1 --port "$port" \
+	--mode epoll:block >"$tmp/server.out" 2>"$tmp/server.err" &
+server=$!
+pids+=("$server")
+up=
+for _ in $(seq 1 100); do
+	grep -q 'listening on port' "$tmp/server.err" && up=1 && break
+	kill -0 "$server" 2>/dev/null || break
+	sleep 0.1
+done
+if [ -z "$up" ]; then
+	echo "FAIL: the rr server under valgrind did not start: $(cat "$tmp/server.err")" >&2
+	cat "$tmp/server.vg" >&2
+	failed=$((failed + 1))
+else
+	"${VG[@]}" --log-file="$tmp/client.vg" "$bp" rr --client 127.0.0.1 --port "$port" \
+		--mode epoll:block -F 2 -l 1 --warmup 0.2 -q >"$tmp/client.out" 2>&1
+	st=$?
+	check "busypoll rr --client (epoll:block, 2 flows, 1 s)" $st "$tmp/client.vg"
+	if [ $st -eq 0 ] && ! grep -q 'transactions/s' "$tmp/client.out"; then
+		echo "FAIL: the rr client printed no result: $(head -c 500 "$tmp/client.out")" >&2
+		failed=$((failed + 1))
+	fi
+	kill -INT "$server"
+	wait "$server"
+	check "busypoll rr --server (epoll:block, stopped by SIGINT)" $? "$tmp/server.vg"
+fi
+
+# 3. compare on loopback: the matrix driver, its table, both flow counts
+"${VG[@]}" --log-file="$tmp/compare.vg" "$bp" compare --loopback --modes epoll:block -l 0.5 \
+	--warmup 0.2 >"$tmp/compare.out" 2>&1
+check "busypoll compare --loopback --modes epoll:block -l 0.5" $? "$tmp/compare.vg"
+
+# 4. as root: the test bed (netns, veth, netlink) and napi list on one end
+if [ "$(id -u)" -eq 0 ]; then
+	name=vg$$
+	"${VG[@]}" --log-file="$tmp/tb-up.vg" "$bp" testbed up --name "$name" >"$tmp/tb.out" 2>&1
+	st=$?
+	[ $st -eq 0 ] && bed=$name
+	check "busypoll testbed up" $st "$tmp/tb-up.vg"
+	if [ -n "$bed" ]; then
+		"${VG[@]}" --log-file="$tmp/tb-status.vg" "$bp" testbed status --name "$bed" --format json \
+			>"$tmp/tb.out" 2>&1
+		check "busypoll testbed status" $? "$tmp/tb-status.vg"
+		ip netns exec "bp-$bed-a" "${VG[@]}" --log-file="$tmp/napi.vg" "$bp" napi list \
+			>"$tmp/napi.out" 2>&1
+		check "busypoll napi list (in the bed)" $? "$tmp/napi.vg"
+		"${VG[@]}" --log-file="$tmp/tb-down.vg" "$bp" testbed down --name "$bed" >"$tmp/tb.out" 2>&1
+		st=$?
+		[ $st -eq 0 ] && bed=
+		check "busypoll testbed down" $st "$tmp/tb-down.vg"
+	fi
+else
+	echo "skip testbed and napi under valgrind: not root"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
