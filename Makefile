@@ -1,6 +1,6 @@
 # A thin driver for CMake. `make run` runs the main job, `make test` the whole suite;
 # both install missing Debian packages first when run as root. `make test-asan` runs the
-# suite under ASan+UBSan.
+# suite under ASan+UBSan, `make fuzz FUZZ_SECONDS=N` the libFuzzer targets.
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
@@ -8,7 +8,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test test-asan bench clean
+.PHONY: all deps build run test test-asan fuzz bench clean
 
 all: build
 
@@ -49,8 +49,21 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 		echo "test-asan: sanitizer reports above (in $(SAN_LOGS))" >&2; exit 1; \
 	fi; exit $$rc
 
+# libFuzzer targets (fuzz/), built with clang in their own directory, each run for
+# FUZZ_SECONDS; FUZZ_TARGETS="mode rr_proto" picks some. See scripts/fuzz.sh.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 10
+FUZZ_TARGETS ?=
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DBP_FUZZ=ON
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 bench: build
 	@echo "benchmarks: see bench/README.md"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
