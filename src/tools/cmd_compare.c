@@ -19,6 +19,7 @@
 
 #include "tools/commands.h"
 #include "tools/compare.h"
+#include "tools/tool_util.h"
 
 #define CMP_PORT 12867
 
@@ -65,33 +66,6 @@ static void usage(FILE *out)
 		"  --format F           table (default), json or csv\n"
 		"  --plot FILE.svg      latency percentiles and throughput of every mode\n"
 		"  -q, --quiet          no progress lines\n");
-}
-
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out, char *err,
-			size_t errlen)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || *out < lo || *out > hi) {
-		snprintf(err, errlen, "%s %s: must be a number from %g to %g", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int parse_int(const char *opt, const char *s, long lo, long hi, long *out, char *err, size_t errlen)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(s, &end, 10);
-	if (errno || end == s || *end || *out < lo || *out > hi) {
-		snprintf(err, errlen, "%s %s: must be a whole number from %ld to %ld", opt, s, lo, hi);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* A mode for the matrix: canonical text, or the reason this machine cannot run it. */
@@ -141,7 +115,7 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	const char *modes = NULL, *smode = NULL, *cmode = NULL;
-	long v;
+	long long v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -173,7 +147,7 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 					snprintf(err, errlen, "--flows: at most %d values", CMP_MAX_FLOWS);
 					return -EINVAL;
 				}
-				if (parse_int("--flows", tok, 1, 100000, &v, err, errlen))
+				if (tool_opt_int("--flows", tok, 1, 100000, &v, err, errlen))
 					return -EINVAL;
 				o->flows[o->nflows++] = (int)v;
 			}
@@ -184,29 +158,28 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 			break;
 		}
 		case 'l':
-			if (parse_double("--duration", optarg, 0.1, 3600, &o->duration_s, err, errlen))
+			if (tool_opt_seconds("--duration", optarg, false, 3600, &o->duration_s, err, errlen))
 				return -EINVAL;
 			break;
 		case 'w':
-			if (parse_double("--warmup", optarg, 0, 600, &o->warmup_s, err, errlen))
+			if (tool_opt_seconds("--warmup", optarg, true, 600, &o->warmup_s, err, errlen))
 				return -EINVAL;
 			break;
 		case 'r':
-			if (parse_int("--runs", optarg, 1, CMP_MAX_RUNS, &v, err, errlen))
+			if (tool_opt_int("--runs", optarg, 1, CMP_MAX_RUNS, &v, err, errlen))
 				return -EINVAL;
 			o->runs = (int)v;
 			break;
 		case 'T':
-			if (parse_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen))
+			if (tool_opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen))
 				return -EINVAL;
 			o->threads = (int)v;
 			break;
 		case 'Q':
 		case 'R':
-			if (parse_int(c == 'Q' ? "--request-size" : "--response-size", optarg, 1, BP_RR_MAX_SIZE, &v,
-				      err, errlen))
+			if (tool_opt_size(c == 'Q' ? "--request-size" : "--response-size", optarg, BP_RR_MAX_SIZE,
+					  c == 'Q' ? &o->request_size : &o->response_size, err, errlen))
 				return -EINVAL;
-			*(c == 'Q' ? &o->request_size : &o->response_size) = (uint32_t)v;
 			break;
 		case 'c': {
 			int cpus[2];
@@ -220,18 +193,15 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 			break;
 		}
 		case 'L': o->loopback = true; break;
-		case 'f':
-			if (!strcmp(optarg, "table"))
-				o->format = RR_FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->format = RR_FORMAT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->format = RR_FORMAT_CSV;
-			else {
-				snprintf(err, errlen, "--format %s: use table, json or csv", optarg);
+		case 'f': {
+			static const char *const formats[] = { "table", "json", "csv", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
+			if (f < 0)
 				return -EINVAL;
-			}
+			o->format = f == 1 ? RR_FORMAT_JSON : f == 2 ? RR_FORMAT_CSV : RR_FORMAT_TABLE;
 			break;
+		}
 		case 'p': o->plot = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); return 1;

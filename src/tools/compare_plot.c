@@ -13,7 +13,6 @@
 #include "tools/compare.h"
 
 #define W 1100
-#define ROW_H 380
 #define LAT_X 70
 #define LAT_W 520
 #define BAR_X 700
@@ -47,10 +46,16 @@ static void mode_label(const struct cmp_report *r, int mi, char *buf, size_t len
 	snprintf(buf, len, "%s", r->opts.labels[mi]);
 }
 
+/* Room for the charts, the axis labels and a legend of three modes per line. */
+static int row_height(const struct cmp_report *r)
+{
+	return PLOT_Y + PLOT_H + 40 + (r->opts.nmodes + 2) / 3 * 14 + 24;
+}
+
 static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 {
 	double lo = INFINITY, hi = 0, tmax = 0;
-	int y0 = row * ROW_H;
+	int y0 = row * row_height(r);
 	int n = 0;
 
 	for (int i = 0; i < r->ncells; i++) {
@@ -89,8 +94,8 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 
 		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", LAT_X, y,
 			LAT_X + LAT_W, y);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g</text>\n", LAT_X - 6,
-			y + 4, d);
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f</text>\n",
+			LAT_X - 6, y + 4, d);
 	}
 	for (int k = 0; k < 5; k++)
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
@@ -153,11 +158,11 @@ int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
 		   "font-family=\"sans-serif\">\n",
-		W, rows * ROW_H + 60);
+		W, rows * row_height(r) + 30);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<title>busypoll compare</title>\n");
 	for (int i = 0; i < rows; i++)
 		plot_row(f, r, r->opts.flows[i], i);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">", LAT_X, rows * ROW_H + 40);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">", LAT_X, rows * row_height(r) + 14);
 	xml_text(f, r->path);
 	fprintf(f, "; kernel ");
 	xml_text(f, r->kernel);

@@ -52,21 +52,6 @@ void rr_opts_defaults(struct rr_opts *o)
 	bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -101,87 +86,6 @@ static void usage(FILE *out)
 		"  --udp                  UDP flows: request >= 8 bytes (it carries the run id),\n"
 		"                         both sizes <= %u (one datagram)\n",
 		RR_MAX_THREADS, RR_MAX_PRIORITY, RR_DEFAULT_PORT, RR_MAX_FLOWS, BP_RR_UDP_MAX_SIZE);
-}
-
-/* opt_int - an integer option in [lo, hi]. */
-static int opt_int(const char *name, const char *s, long long lo, long long hi, long long *out,
-		   char *err, size_t errlen)
-{
-	uint64_t v;
-	bool neg;
-	int r = tool_parse_u64(s, &v, &neg);
-
-	if (r == -EINVAL && !neg)
-		return fail(err, errlen, "%s %s: not a whole number", name, s);
-	if (neg || r == -ERANGE || v < (uint64_t)lo || v > (uint64_t)hi) {
-		if (hi == INT64_MAX) /* "no upper limit" to a user */
-			return fail(err, errlen, "%s %s: must be at least %lld", name, s, lo);
-		return fail(err, errlen, "%s %s: must be between %lld and %lld", name, s, lo, hi);
-	}
-	*out = (long long)v;
-	return 0;
-}
-
-/* opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, 1..BP_RR_MAX_SIZE. */
-static int opt_size(const char *name, const char *s, uint32_t *out, char *err, size_t errlen)
-{
-	char num[32];
-	size_t len = strlen(s);
-	uint64_t v, mult = 1;
-	bool neg;
-	int r;
-
-	if (len && (s[len - 1] == 'k' || s[len - 1] == 'K'))
-		mult = 1024;
-	else if (len && (s[len - 1] == 'm' || s[len - 1] == 'M'))
-		mult = 1024 * 1024;
-	if (mult > 1)
-		len--;
-	if (len == 0 || len >= sizeof(num))
-		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
-	memcpy(num, s, len);
-	num[len] = 0;
-	r = tool_parse_u64(num, &v, &neg);
-	if (r == -EINVAL && !neg)
-		return fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
-	if (neg || r == -ERANGE || v == 0 || v > BP_RR_MAX_SIZE / mult)
-		return fail(err, errlen, "%s %s: must be between 1 and 16M (%u bytes)", name, s,
-			    BP_RR_MAX_SIZE);
-	*out = (uint32_t)(v * mult);
-	return 0;
-}
-
-/*
- * opt_seconds - a plain decimal ("10", "0.5", ".5"): no sign, exponent, hex, inf
- * or nan, all of which strtod would accept. zero_ok: 0 is allowed (warm-up, interval).
- */
-static int opt_seconds(const char *name, const char *s, bool zero_ok, double *out, char *err,
-		       size_t errlen)
-{
-	const char *p = s;
-	int digits = 0, dots = 0;
-	double v;
-
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
-			dots++;
-		else
-			break;
-	}
-	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
-		return fail(err, errlen, "%s %s: must not be negative", name, s);
-	if (*p || !digits)
-		return fail(err, errlen, "%s %s: not a number of seconds", name, s);
-	v = strtod(s, NULL);
-	if (v > RR_MAX_SECONDS)
-		return fail(err, errlen, "%s %s: at most %.0f seconds (a week)", name, s,
-			    RR_MAX_SECONDS);
-	if (v == 0 && !zero_ok)
-		return fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
-	*out = v;
-	return 0;
 }
 
 /* Long-only options get values above any character. */
@@ -274,8 +178,8 @@ static int unknown_option(const char *name, char *err, size_t errlen)
 				used += (size_t)snprintf(alts + used, sizeof(alts) - used, "%s--%s",
 							 n++ ? ", " : "", lo->name);
 	if (n > 1)
-		return fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
-	return fail(err, errlen, "unknown option '%s'; see busypoll rr --help", name);
+		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
+	return tool_fail(err, errlen, "unknown option '%s'; see busypoll rr --help", name);
 }
 
 /* opt_cpus - --cpus: syntax, at most RR_MAX_THREADS entries, CPUs this machine has. */
@@ -285,14 +189,14 @@ static int opt_cpus(const char *s, struct rr_opts *o, char *err, size_t errlen)
 	int n = bp_parse_cpu_list(s, o->cpus, RR_MAX_THREADS);
 
 	if (n < 0)
-		return fail(err, errlen,
+		return tool_fail(err, errlen,
 			    "--cpus %s: not a CPU list (like 0,2-3; at most %d CPUs)", s,
 			    RR_MAX_THREADS);
 	if (n == 0)
-		return fail(err, errlen, "--cpus %s: lists no CPU", s);
+		return tool_fail(err, errlen, "--cpus %s: lists no CPU", s);
 	for (int i = 0; i < n; i++)
 		if (o->cpus[i] < 0 || (ncpu > 0 && o->cpus[i] >= ncpu))
-			return fail(err, errlen, "--cpus %s: CPU %d does not exist (this machine has 0-%ld)",
+			return tool_fail(err, errlen, "--cpus %s: CPU %d does not exist (this machine has 0-%ld)",
 				    s, o->cpus[i], ncpu - 1);
 	o->ncpus = n;
 	return 0;
@@ -303,10 +207,10 @@ static int opt_host(const char *name, const char *s, struct rr_opts *o, char *er
 {
 	/* getopt takes the next word whatever it is: "--client -T 2" is a missing HOST. */
 	if (!*s || *s == '-')
-		return fail(err, errlen, "%s needs a %s (got '%s')", name,
+		return tool_fail(err, errlen, "%s needs a %s (got '%s')", name,
 			    !strcmp(name, "--bind") ? "ADDR" : "HOST", s);
 	if (strlen(s) >= sizeof(o->host))
-		return fail(err, errlen, "%s: the address is longer than %zu characters", name,
+		return tool_fail(err, errlen, "%s: the address is longer than %zu characters", name,
 			    sizeof(o->host) - 1);
 	snprintf(o->host, sizeof(o->host), "%s", s);
 	return 0;
@@ -348,49 +252,49 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 				snprintf(bind, sizeof(bind), "%s", o->host);
 			break;
 		case 'T':
-			r = opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen);
+			r = tool_opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen);
 			o->threads = (int)v;
 			break;
 		case 'F':
 			client_only = c;
-			r = opt_int("--flows", optarg, 1, RR_MAX_FLOWS, &v, err, errlen);
+			r = tool_opt_int("--flows", optarg, 1, RR_MAX_FLOWS, &v, err, errlen);
 			o->flows = (int)v;
 			break;
 		case 'Q':
 			client_only = c;
 			req_text = optarg;
-			r = opt_size("--request-size", optarg, &o->request_size, err, errlen);
+			r = tool_opt_size("--request-size", optarg, BP_RR_MAX_SIZE, &o->request_size, err, errlen);
 			break;
 		case 'R':
 			client_only = c;
 			resp_text = optarg;
-			r = opt_size("--response-size", optarg, &o->response_size, err, errlen);
+			r = tool_opt_size("--response-size", optarg, BP_RR_MAX_SIZE, &o->response_size, err, errlen);
 			break;
 		case 'l':
 			client_only = c;
 			dur = true;
-			r = opt_seconds("--duration", optarg, false, &o->duration_s, err, errlen);
+			r = tool_opt_seconds("--duration", optarg, false, RR_MAX_SECONDS, &o->duration_s, err, errlen);
 			break;
 		case 'n':
 			client_only = c;
 			count = true;
-			r = opt_int("--transactions", optarg, 1, INT64_MAX, &v, err, errlen);
+			r = tool_opt_int("--transactions", optarg, 1, INT64_MAX, &v, err, errlen);
 			o->transactions = (uint64_t)v;
 			break;
 		case OPT_WARMUP:
 			client_only = c;
-			r = opt_seconds("--warmup", optarg, true, &o->warmup_s, err, errlen);
+			r = tool_opt_seconds("--warmup", optarg, true, RR_MAX_SECONDS, &o->warmup_s, err, errlen);
 			break;
 		case 'I':
 			client_only = c;
-			r = opt_seconds("--interval", optarg, true, &o->interval_s, err, errlen);
+			r = tool_opt_seconds("--interval", optarg, true, RR_MAX_SECONDS, &o->interval_s, err, errlen);
 			break;
 		case OPT_MODE: {
 			char merr[256];
 
 			if (bp_mode_parse(optarg, &o->mode, merr, sizeof(merr)) != 0 ||
 			    bp_mode_check(&o->mode, merr, sizeof(merr)) != 0) {
-				r = fail(err, errlen, "--mode %s: %s", optarg, merr);
+				r = tool_fail(err, errlen, "--mode %s: %s", optarg, merr);
 				break;
 			}
 			bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
@@ -401,24 +305,23 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			r = opt_cpus(optarg, o, err, errlen);
 			break;
 		case OPT_PRIORITY:
-			r = opt_int("--priority", optarg, 0, RR_MAX_PRIORITY, &v, err, errlen);
+			r = tool_opt_int("--priority", optarg, 0, RR_MAX_PRIORITY, &v, err, errlen);
 			o->priority = (int)v;
 			break;
 		case OPT_PORT:
-			r = opt_int("--port", optarg, 1, 65535, &v, err, errlen);
+			r = tool_opt_int("--port", optarg, 1, 65535, &v, err, errlen);
 			o->port = (uint16_t)v;
 			break;
-		case OPT_FORMAT:
+		case OPT_FORMAT: {
+			static const char *const formats[] = { "table", "json", "csv", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
 			client_only = c;
-			if (!strcmp(optarg, "table"))
-				o->format = RR_FORMAT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->format = RR_FORMAT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->format = RR_FORMAT_CSV;
-			else
-				r = fail(err, errlen, "--format %s: must be table, json or csv", optarg);
+			r = f < 0 ? f : 0;
+			if (f >= 0)
+				o->format = f == 1 ? RR_FORMAT_JSON : f == 2 ? RR_FORMAT_CSV : RR_FORMAT_TABLE;
 			break;
+		}
 		case OPT_UDP:
 			client_only = c;
 			o->udp = true;
@@ -431,7 +334,7 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			return 1;
 		case ':':
 			bad_option_name(argc, argv, name, sizeof(name));
-			return fail(err, errlen, "%s needs %s", name,
+			return tool_fail(err, errlen, "%s needs %s", name,
 				    optopt == OPT_CLIENT ? "a HOST" :
 				    optopt == OPT_BIND ? "an ADDR" : "a value");
 		case '?':
@@ -439,42 +342,42 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			bad_option_name(argc, argv, name, sizeof(name));
 			/* A known long option refused here was given a value it does not take. */
 			if (optopt && strncmp(name, "--", 2) == 0)
-				return fail(err, errlen, "%s takes no value", name);
+				return tool_fail(err, errlen, "%s takes no value", name);
 			return unknown_option(name, err, errlen);
 		}
 		if (r)
 			return r;
 	}
 	if (optind < argc)
-		return fail(err, errlen, "unexpected argument '%s'; see busypoll rr --help",
+		return tool_fail(err, errlen, "unexpected argument '%s'; see busypoll rr --help",
 			    argv[optind]);
 
 	if (server && client)
-		return fail(err, errlen, "--server and --client are exclusive: pick one");
+		return tool_fail(err, errlen, "--server and --client are exclusive: pick one");
 	if (!server && !client)
-		return fail(err, errlen, "one of --server or --client HOST is required");
+		return tool_fail(err, errlen, "one of --server or --client HOST is required");
 	o->server = server;
 	/* --client and --bind share o->host; each side keeps only its own. */
 	snprintf(o->host, sizeof(o->host), "%s", server ? bind : host);
 
 	if (server && client_only) {
 		if (client_only == OPT_UDP)
-			return fail(err, errlen,
+			return tool_fail(err, errlen,
 				    "--udp is a client option: the server always serves TCP and UDP");
-		return fail(err, errlen, "%s is a client option (the client sets up each run)",
+		return tool_fail(err, errlen, "%s is a client option (the client sets up each run)",
 			    long_name(client_only));
 	}
 	if (client && server_only)
-		return fail(err, errlen, "%s is a server option", long_name(server_only));
+		return tool_fail(err, errlen, "%s is a server option", long_name(server_only));
 
 	if (dur && count)
-		return fail(err, errlen,
+		return tool_fail(err, errlen,
 			    "--duration and --transactions are exclusive: measure a time or a count");
 	if (count)
 		o->duration_s = 0;
 
 	if (client && o->flows < o->threads)
-		return fail(err, errlen,
+		return tool_fail(err, errlen,
 			    "--flows %d is fewer than --threads %d (every thread needs a flow)",
 			    o->flows, o->threads);
 
@@ -485,15 +388,15 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 		snprintf(reqv, sizeof(reqv), "%s", req_text ? req_text : "1 (the default)");
 		snprintf(respv, sizeof(respv), "%s", resp_text ? resp_text : "1 (the default)");
 		if (o->request_size < 8)
-			return fail(err, errlen,
+			return tool_fail(err, errlen,
 				    "--request-size %s: --udp requests must be at least 8 bytes (they carry the run id)",
 				    reqv);
 		if (o->request_size > BP_RR_UDP_MAX_SIZE)
-			return fail(err, errlen,
+			return tool_fail(err, errlen,
 				    "--request-size %s: --udp allows at most %u bytes (one datagram)",
 				    reqv, BP_RR_UDP_MAX_SIZE);
 		if (o->response_size > BP_RR_UDP_MAX_SIZE)
-			return fail(err, errlen,
+			return tool_fail(err, errlen,
 				    "--response-size %s: --udp allows at most %u bytes (one datagram)",
 				    respv, BP_RR_UDP_MAX_SIZE);
 	}
@@ -504,7 +407,7 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 	 * threads would be silently unused, which a reader of the results would not expect.
 	 */
 	if (o->ncpus > o->threads)
-		return fail(err, errlen, "--cpus %s: %d CPUs for %d thread%s (one CPU per thread)",
+		return tool_fail(err, errlen, "--cpus %s: %d CPUs for %d thread%s (one CPU per thread)",
 			    cpus_text, o->ncpus, o->threads, o->threads == 1 ? "" : "s");
 	for (int i = o->ncpus; o->ncpus && i < o->threads; i++)
 		o->cpus[i] = o->cpus[i % o->ncpus];

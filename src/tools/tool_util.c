@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the busypoll subcommands (contract in tools/tool_util.h). */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/tool_util.h"
 
@@ -17,4 +20,109 @@ int tool_parse_u64(const char *s, uint64_t *v, bool *neg)
 	if (*end)
 		return -EINVAL;
 	return errno == ERANGE ? -ERANGE : 0;
+}
+
+int tool_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen)
+{
+	uint64_t v;
+	bool neg;
+	int r = tool_parse_u64(s, &v, &neg);
+
+	if (r == -EINVAL && !neg)
+		return tool_fail(err, errlen, "%s %s: not a whole number", name, s);
+	if (neg || r == -ERANGE || v < (uint64_t)lo || v > (uint64_t)hi) {
+		if (hi == INT64_MAX) /* "no upper limit" to a user */
+			return tool_fail(err, errlen, "%s %s: must be at least %lld", name, s, lo);
+		return tool_fail(err, errlen, "%s %s: must be between %lld and %lld", name, s, lo, hi);
+	}
+	*out = (long long)v;
+	return 0;
+}
+
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen)
+{
+	char num[32];
+	size_t len = strlen(s);
+	uint64_t v, mult = 1;
+	bool neg;
+	int r;
+
+	if (len && (s[len - 1] == 'k' || s[len - 1] == 'K'))
+		mult = 1024;
+	else if (len && (s[len - 1] == 'm' || s[len - 1] == 'M'))
+		mult = 1024 * 1024;
+	if (mult > 1)
+		len--;
+	if (len == 0 || len >= sizeof(num))
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	memcpy(num, s, len);
+	num[len] = 0;
+	r = tool_parse_u64(num, &v, &neg);
+	if (r == -EINVAL && !neg)
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	if (neg || r == -ERANGE || v == 0 || v > max / mult) {
+		if (max % (1024 * 1024) == 0)
+			return tool_fail(err, errlen, "%s %s: must be between 1 and %lluM (%llu bytes)", name, s,
+					 (unsigned long long)(max >> 20), (unsigned long long)max);
+		return tool_fail(err, errlen, "%s %s: must be between 1 and %llu bytes", name, s,
+				 (unsigned long long)max);
+	}
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen)
+{
+	const char *p = s;
+	int digits = 0, dots = 0;
+	double v;
+
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p == '.' && !dots)
+			dots++;
+		else
+			break;
+	}
+	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
+	if (*p || !digits)
+		return tool_fail(err, errlen, "%s %s: not a number of seconds", name, s);
+	v = strtod(s, NULL);
+	if (v > max)
+		return tool_fail(err, errlen, "%s %s: at most %.0f seconds", name, s, max);
+	if (v == 0 && !zero_ok)
+		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
+	*out = v;
+	return 0;
+}
+
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int n = 0;
+
+	for (int i = 0; names[i]; i++, n++)
+		if (!strcmp(s, names[i]))
+			return i;
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
+					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	return tool_fail(err, errlen, "%s %s: must be %s", name, s, list);
 }

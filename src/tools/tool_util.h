@@ -18,4 +18,26 @@
  */
 int tool_parse_u64(const char *s, uint64_t *v, bool *neg);
 
+/* The option parsers below return 0, or -EINVAL with one line in err naming the
+ * option and the value ("--threads 0: must be between 1 and 64"). */
+
+/* tool_fail - format err (if any) and return -EINVAL. */
+int tool_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* tool_opt_int - a whole number in [lo, hi] (hi INT64_MAX: "at least lo"). */
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen);
+/* tool_opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, in 1..max. */
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen);
+/*
+ * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex, inf
+ * or nan, all of which strtod would take) up to max; zero_ok: 0 allowed.
+ */
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen);
+/*
+ * tool_opt_choice - the index of s in the NULL-terminated list names, else -EINVAL
+ * with "--format x: must be table, json or csv".
+ */
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen);
+
 #endif
