@@ -28,13 +28,15 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, in its own
-# build directory. Sanitizer reports go to files under $(ASAN_BUILD)/sanitizer/ as well
-# as failing the process that hit them: a finding in a child whose exit status a test
-# does not look at (a server it kills, a forked helper) still fails the target.
+# build directory. A finding fails the process that hit it; ASan and LSan reports also
+# go to files under $(ASAN_BUILD)/sanitizer/, and UBSan's (which the combined runtime
+# writes to stderr only) are looked for in ctest's log of every test's output, so a
+# finding in a child whose exit status a test does not look at (a server it kills, a
+# forked helper) still fails the target.
 ASAN_BUILD ?= build-asan
 SAN_LOGS = $(CURDIR)/$(ASAN_BUILD)/sanitizer
 SAN_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:print_summary=1:log_path=$(SAN_LOGS)/asan \
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:print_summary=1:log_path=$(SAN_LOGS)/ubsan \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:print_summary=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0
 
 # -Werror stays with the ordinary build: at -O1 with instrumentation gcc warns about
@@ -49,6 +51,10 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
 		for f in $(SAN_LOGS)/*; do echo "== sanitizer report $$f"; cat "$$f"; done; \
 		echo "test-asan: sanitizer reports above (in $(SAN_LOGS))" >&2; exit 1; \
+	fi; \
+	if grep -n -B2 -A12 'runtime error:\|ERROR: AddressSanitizer\|ERROR: LeakSanitizer' \
+		$(CURDIR)/$(ASAN_BUILD)/Testing/Temporary/LastTest.log; then \
+		echo "test-asan: sanitizer reports in test output above" >&2; exit 1; \
 	fi; exit $$rc
 
 # libFuzzer targets (fuzz/), built with clang in their own directory, each run for
