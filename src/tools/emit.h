@@ -15,7 +15,7 @@
 
 enum emit_kind { EMIT_JSON, EMIT_CSV_HEADER, EMIT_CSV_ROW };
 
-#define EMIT_MAX_DEPTH 4
+#define EMIT_MAX_DEPTH 8 /* pingpong: document > rows[] > row > runs[] > run > side */
 #define EMIT_LIST_MAX 64
 
 struct emit {

@@ -18,6 +18,7 @@ static const struct subcommand subcommands[] = {
 	{ "compare", cmd_compare, "the wait modes side by side on a veth test bed, with the kernel's proof" },
 	{ "testbed", cmd_testbed, "two namespaces and a veth pair with NAPI: where busy polling engages" },
 	{ "napi", cmd_napi, "per-NAPI settings (netdev netlink) and the device-wide sysfs knobs" },
+	{ "pingpong", cmd_pingpong, "round trips with a timestamped payload: --matrix, --breakdown" },
 };
 
 void bp_tool_error(const char *sub, const char *fmt, ...)

@@ -132,74 +132,13 @@ static const char *long_name(int val)
 {
 	static char buf[32];
 
-	for (const struct option *lo = long_opts; lo->name; lo++)
-		if (lo->val == val) {
-			snprintf(buf, sizeof(buf), "--%s", lo->name);
-			return buf;
-		}
-	snprintf(buf, sizeof(buf), "-%c", val);
-	return buf;
-}
-
-/*
- * bad_option_name - the option getopt just refused, as the user typed it. For an
- * option getopt knows (missing or unexpected value) optind has moved past its
- * argument, so argv[optind - 1] is it; for an unknown character inside a cluster
- * ("-qZ") optind may not have moved, so name the character.
- */
-static const char *bad_option_name(int argc, char **argv, char *buf, size_t len)
-{
-	bool known = false;
-
-	for (const struct option *lo = long_opts; lo->name; lo++)
-		known |= optopt != 0 && lo->val == optopt;
-	if ((optopt == 0 || known) && optind > 0 && optind <= argc &&
-	    !strncmp(argv[optind - 1], "--", 2)) {
-		snprintf(buf, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
-		return buf;
-	}
-	snprintf(buf, len, "-%c", optopt ? optopt : '?');
-	return buf;
-}
-
-/*
- * unknown_option - getopt refuses an abbreviation that fits two long options
- * ("--t": --threads, --transactions) just as it refuses a misspelling; say which.
- */
-static int unknown_option(const char *name, char *err, size_t errlen)
-{
-	char alts[128] = "";
-	size_t len = strncmp(name, "--", 2) ? 0 : strlen(name + 2), used = 0;
-	int n = 0;
-
-	if (len)
-		for (const struct option *lo = long_opts; lo->name; lo++)
-			if (!strncmp(lo->name, name + 2, len) && used < sizeof(alts))
-				used += (size_t)snprintf(alts + used, sizeof(alts) - used, "%s--%s",
-							 n++ ? ", " : "", lo->name);
-	if (n > 1)
-		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
-	return tool_fail(err, errlen, "unknown option '%s'; see busypoll rr --help", name);
+	return tool_long_name(long_opts, val, buf, sizeof(buf));
 }
 
 /* opt_cpus - --cpus: syntax, at most RR_MAX_THREADS entries, CPUs this machine has. */
 static int opt_cpus(const char *s, struct rr_opts *o, char *err, size_t errlen)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int n = bp_parse_cpu_list(s, o->cpus, RR_MAX_THREADS);
-
-	if (n < 0)
-		return tool_fail(err, errlen,
-			    "--cpus %s: not a CPU list (like 0,2-3; at most %d CPUs)", s,
-			    RR_MAX_THREADS);
-	if (n == 0)
-		return tool_fail(err, errlen, "--cpus %s: lists no CPU", s);
-	for (int i = 0; i < n; i++)
-		if (o->cpus[i] < 0 || (ncpu > 0 && o->cpus[i] >= ncpu))
-			return tool_fail(err, errlen, "--cpus %s: CPU %d does not exist (this machine has 0-%ld)",
-				    s, o->cpus[i], ncpu - 1);
-	o->ncpus = n;
-	return 0;
+	return tool_opt_cpus("--cpus", s, o->cpus, RR_MAX_THREADS, &o->ncpus, err, errlen);
 }
 
 /* opt_host - --client HOST / --bind ADDR into o->host. */
@@ -333,17 +272,17 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 			usage(stdout);
 			return 1;
 		case ':':
-			bad_option_name(argc, argv, name, sizeof(name));
+			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
 			return tool_fail(err, errlen, "%s needs %s", name,
 				    optopt == OPT_CLIENT ? "a HOST" :
 				    optopt == OPT_BIND ? "an ADDR" : "a value");
 		case '?':
 		default:
-			bad_option_name(argc, argv, name, sizeof(name));
+			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
 			/* A known long option refused here was given a value it does not take. */
 			if (optopt && strncmp(name, "--", 2) == 0)
 				return tool_fail(err, errlen, "%s takes no value", name);
-			return unknown_option(name, err, errlen);
+			return tool_unknown_option("rr", long_opts, name, err, errlen);
 		}
 		if (r)
 			return r;

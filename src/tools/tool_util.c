@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <busypoll/net.h>
+
 #include "tools/tool_util.h"
 
 int tool_parse_u64(const char *s, uint64_t *v, bool *neg)
@@ -125,4 +129,76 @@ int tool_opt_choice(const char *name, const char *s, const char *const *names, c
 		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
 					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
 	return tool_fail(err, errlen, "%s %s: must be %s", name, s, list);
+}
+
+int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
+		  size_t errlen)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int got = bp_parse_cpu_list(s, cpus, (size_t)max);
+
+	if (got < 0)
+		return tool_fail(err, errlen, "%s %s: not a CPU list (like 0,2-3; at most %d CPUs)",
+				 name, s, max);
+	if (got == 0)
+		return tool_fail(err, errlen, "%s %s: lists no CPU", name, s);
+	for (int i = 0; i < got; i++)
+		if (cpus[i] < 0 || (ncpu > 0 && cpus[i] >= ncpu))
+			return tool_fail(err, errlen,
+					 "%s %s: CPU %d does not exist (this machine has 0-%ld)", name,
+					 s, cpus[i], ncpu - 1);
+	*n = got;
+	return 0;
+}
+
+/* ---- getopt_long's refusals, worded the same for every command ---- */
+
+const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len)
+{
+	for (const struct option *lo = opts; lo->name; lo++)
+		if (lo->val == val) {
+			snprintf(buf, len, "--%s", lo->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", val);
+	return buf;
+}
+
+/*
+ * For an option getopt knows (missing or unexpected value) optind has moved past
+ * its argument, so argv[optind - 1] is it; for an unknown character inside a
+ * cluster ("-qZ") optind may not have moved, so name the character.
+ */
+const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
+				 size_t len)
+{
+	bool known = false;
+
+	for (const struct option *lo = opts; lo->name; lo++)
+		known |= optopt != 0 && lo->val == optopt;
+	if ((optopt == 0 || known) && optind > 0 && optind <= argc &&
+	    !strncmp(argv[optind - 1], "--", 2)) {
+		snprintf(buf, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		return buf;
+	}
+	snprintf(buf, len, "-%c", optopt ? optopt : '?');
+	return buf;
+}
+
+/* getopt refuses an abbreviation that fits two long options just as it refuses a misspelling. */
+int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
+			size_t errlen)
+{
+	char alts[128] = "";
+	size_t len = strncmp(name, "--", 2) ? 0 : strlen(name + 2), used = 0;
+	int n = 0;
+
+	if (len)
+		for (const struct option *lo = opts; lo->name; lo++)
+			if (!strncmp(lo->name, name + 2, len) && used < sizeof(alts))
+				used += (size_t)snprintf(alts + used, sizeof(alts) - used, "%s--%s",
+							 n++ ? ", " : "", lo->name);
+	if (n > 1)
+		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
+	return tool_fail(err, errlen, "unknown option '%s'; see busypoll %s --help", name, sub);
 }

@@ -7,6 +7,7 @@
 #ifndef BP_TOOLS_TOOL_UTIL_H
 #define BP_TOOLS_TOOL_UTIL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,5 +40,28 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
  * with "--format x: must be table, json or csv".
  */
 int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen);
+
+/*
+ * tool_opt_cpus - option NAME's CPU list S ("0,2-3") into cpus[] (at most max),
+ * CPUs this machine has; *n set.
+ */
+int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
+		  size_t errlen);
+
+/* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
+const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
+/*
+ * tool_bad_option_name - the option getopt_long just refused, as the user typed it
+ * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
+ */
+const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
+				 size_t len);
+/*
+ * tool_unknown_option - the message for an option getopt refused: an ambiguous
+ * abbreviation names its candidates, anything else points at `busypoll SUB --help`.
+ * Returns -EINVAL.
+ */
+int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
+			size_t errlen);
 
 #endif

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `busypoll pingpong` as a user and a script see it, over loopback: bad input exits 2
+# with one line naming the option; a run prints its table, json and csv; --matrix
+# and --breakdown print their sections; garbage datagrams are logged once per peer
+# and the next client is served; an unreachable server exits 1; Ctrl-C exits 130
+# with the partial results printed; the server stops cleanly on SIGTERM.
+# Timings are never checked.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+
+tmp=$(mktemp -d) || exit 1
+spid=
+cleanup() {
+	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+		kill -TERM "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+	local want=$1 got
+	shift
+	"$BP" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq "$want" ] || fail "busypoll $* exited $got, want $want (stderr: $(head -c 300 "$tmp/err"))"
+}
+
+# one_line_error WANT: stderr is one line, "busypoll pingpong: ...WANT..."
+one_line_error() {
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "error is not one line: $(cat "$tmp/err")"
+	grep -q "^busypoll pingpong: .*$1" "$tmp/err" || fail "error does not say '$1': $(cat "$tmp/err")"
+}
+
+cpus=$(nproc)
+pin_client=() pin_server=()
+if [ "$cpus" -ge 2 ]; then
+	pin_client=(--cpus 0)
+	pin_server=(--cpus 1)
+fi
+
+# ---- bad input: 2, one line ----
+run 2 pingpong
+one_line_error "one of --server or --client HOST is required"
+run 2 pingpong --client 127.0.0.1 --size 10
+one_line_error "--size 10: must be between 48"
+run 2 pingpong --client 127.0.0.1 --mode epoll:bogus
+one_line_error "--mode epoll:bogus"
+run 2 pingpong --client 127.0.0.1 --matrix --mode epoll:block
+one_line_error "--matrix compares a polling mode against blocking"
+run 2 pingpong --server --tcp
+one_line_error "--tcp is a client option"
+run 2 pingpong --client 127.0.0.1 --server-delay-us 10
+one_line_error "--server-delay-us is a server option"
+run 2 pingpong --client 127.0.0.1 --runs 0
+one_line_error "--runs 0"
+run 2 pingpong --client 127.0.0.1 --cpus 0,1
+one_line_error "--cpus 0,1: one CPU"
+run 2 pingpong --client 127.0.0.1 --format yaml
+one_line_error "--format yaml: must be table, json or csv"
+run 2 pingpong --client 127.0.0.1 --nonsense
+one_line_error "unknown option '--nonsense'"
+run 2 pingpong --client no.such.host.invalid
+one_line_error "server address no.such.host.invalid"
+run 0 pingpong --help
+grep -q -- "--server-delay-us" "$tmp/out" || fail "--help does not list --server-delay-us"
+run 0 --help
+grep -q "^  pingpong " "$tmp/out" || fail "busypoll --help does not list pingpong"
+
+# ---- nobody listening: 1 ----
+port=$((20000 + RANDOM % 20000))
+run 1 pingpong --client 127.0.0.1 --port "$port" -n 10 --runs 1 --timeout 2
+one_line_error "cannot reach server 127.0.0.1:$port"
+
+# ---- a server ----
+for try in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 20000))
+	"$BP" pingpong --server --bind 127.0.0.1 --port "$port" "${pin_server[@]}" 2>"$tmp/server.err" &
+	spid=$!
+	for _ in $(seq 50); do
+		grep -q "port $port" "$tmp/server.err" 2>/dev/null && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$spid" 2>/dev/null && break
+	wait "$spid" 2>/dev/null
+	spid=
+done
+[ -n "$spid" ] || { echo "FAIL: no server could start: $(cat "$tmp/server.err")" >&2; exit 1; }
+common=(--client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 200 --warmup 20 --timeout 5)
+
+# table
+run 0 pingpong "${common[@]}" --runs 2
+grep -q "^avg " "$tmp/out" || fail "table has no avg line: $(cat "$tmp/out")"
+grep -q "^spread of the run means" "$tmp/out" || fail "table has no spread line"
+grep -q "^  syscalls " "$tmp/out" || fail "table has no syscalls per round trip"
+[ "$(grep -c '^[12] ' "$tmp/out")" -eq 2 ] || fail "table does not list 2 runs"
+
+# json: a document with the settings and every run
+run 0 pingpong "${common[@]}" --runs 2 --tcp --format json
+if command -v python3 >/dev/null; then
+	python3 - "$tmp/out" <<'EOF' || fail "json: $(head -c 300 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["settings"]["protocol"] == "tcp", d["settings"]
+row = d["rows"][0]
+assert len(row["runs"]) == 2 and row["runs"][0]["n"] == 200, row["runs"]
+assert row["server"]["round_trips"] >= 440, row["server"]
+assert d["interrupted"] is False
+EOF
+fi
+
+# csv: a header, a line per run and an average line, all with the same columns
+run 0 pingpong "${common[@]}" --runs 3 --format csv --breakdown
+[ "$(wc -l <"$tmp/out")" -eq 5 ] || fail "csv: $(wc -l <"$tmp/out") lines, want header + 3 runs + avg"
+head -1 "$tmp/out" | grep -q "^row,client_mode,server_mode,run,n," || fail "csv header: $(head -1 "$tmp/out")"
+grep -q "breakdown.server_processing.mean_us" "$tmp/out" || fail "csv has no breakdown columns"
+grep -q "^run,epoll:block,epoll:block,avg,600," "$tmp/out" || fail "csv has no avg line over 600 samples"
+
+# matrix and breakdown as a table (epoll:spin: polling, needs no NAPI)
+run 0 pingpong "${common[@]}" --runs 1 --matrix --mode epoll:spin --breakdown
+for label in "no busy polling" "client only" "both ends"; do
+	grep -q "^$label " "$tmp/out" || fail "matrix has no '$label' row"
+done
+grep -q "^server processing " "$tmp/out" || fail "no server processing component"
+grep -q "^change of the mean against no busy polling" "$tmp/out" || fail "no change between rows"
+grep -q "empty epoll_wait(0)" "$tmp/out" || fail "no cost of an empty epoll_wait(0)"
+
+# garbage from one UDP socket: logged once for that peer, every datagram counted; then served
+exec 3>"/dev/udp/127.0.0.1/$port"
+printf 'garbage' >&3
+printf 'more garbage, same peer' >&3
+printf 'BPPG' >&3
+exec 3>&-
+run 0 pingpong "${common[@]}" --runs 1
+[ "$(grep -c 'dropping bad UDP messages from 127.0.0.1' "$tmp/server.err")" -eq 1 ] ||
+	fail "bad datagrams from one peer not logged exactly once: $(cat "$tmp/server.err")"
+
+# Ctrl-C mid-run: 130, and what was measured is printed
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup 10 \
+	>"$tmp/out" 2>"$tmp/err" &
+cpid=$!
+sleep 1.5
+kill -INT "$cpid"
+wait "$cpid"
+rc=$?
+[ "$rc" -eq 130 ] || fail "interrupted client exited $rc, want 130 ($(cat "$tmp/err"))"
+grep -q "^interrupted: partial results" "$tmp/out" || fail "no partial results after Ctrl-C: $(cat "$tmp/out")"
+grep -q "^1 .*(interrupted)" "$tmp/out" || fail "the interrupted run is not shown: $(cat "$tmp/out")"
+
+# the server is still there, and stops cleanly
+run 0 pingpong "${common[@]}" --runs 1
+kill -TERM "$spid"
+wait "$spid"
+rc=$?
+spid=
+[ "$rc" -eq 0 ] || fail "server exited $rc on SIGTERM"
+grep -q "dropped 3 bad messages" "$tmp/server.err" || fail "server summary: $(tail -2 "$tmp/server.err")"
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails failed" >&2
+	exit 1
+fi
+echo "all passed"

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll pingpong --matrix over the veth test bed (root): BusyPollRxPackets
+ * (bp_kstats_read in each namespace) rises only on the sides that busy poll:
+ * on neither with no busy polling, on the client only with the client only, on
+ * both with both ends; the server switches modes over the control session. The
+ * kernel's own evidence, never timings. Not root: skipped with the reason.
+ * Usage: integ_test_pingpong_veth [--mode MODE]   (a busy-poll mode)
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include <busypoll/testbed.h>
+
+#include "bpt_testbed.h"
+#include "bptest.h"
+#include "tools/pingpong.h"
+
+static struct bp_testbed tb;
+
+/* kstats_in - the kernel counters of one side's namespace, read from inside it. */
+static void kstats_in(int side, struct bp_kstats *k)
+{
+	int home;
+
+	BPT_CHECK(bp_netns_save(&home) == 0, "save: %s", bp_last_error());
+	BPT_CHECK(bp_testbed_enter(&tb, side) == 0, "enter %d: %s", side, bp_last_error());
+	BPT_CHECK(bp_kstats_read(k) == 0, "kstats: %s", bp_last_error());
+	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
+}
+
+static void matrix(const char *mode, bool tcp)
+{
+	struct pp_result *res = calloc(1, sizeof(*res));
+	struct bp_kstats a0, a1, b0, b1;
+	struct pp_opts so, co;
+	struct pp_server *s;
+	uint64_t client_sum = 0, server_sum = 0;
+	char err[512];
+	int home, ret;
+
+	BPT_CHECK(res, "calloc");
+	pp_opts_defaults(&so);
+	so.server = true;
+	so.quiet = true;
+	so.port = 0;
+	so.cpu = 1;
+	snprintf(so.host, sizeof(so.host), "%s", tb.addr[1]);
+	co = so;
+	co.server = false;
+	co.cpu = 0;
+	co.tcp = tcp;
+	co.matrix = true;
+	co.n = 1000;
+	co.runs = 2;
+	co.warmup = 100;
+	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
+	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
+
+	kstats_in(0, &a0);
+	kstats_in(1, &b0);
+	BPT_CHECK(bp_netns_save(&home) == 0, "save: %s", bp_last_error());
+	BPT_CHECK(bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
+	/* its threads (data loop, control) are created here, so they live in b */
+	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
+	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
+	co.port = pp_server_port(s);
+	ret = pp_measure(&co, NULL, res, err, sizeof(err));
+	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
+	pp_server_stop(s);
+	BPT_CHECK(ret == 0, "%s: %s", mode, err);
+	kstats_in(0, &a1);
+	kstats_in(1, &b1);
+
+	BPT_CHECK(res->nrows == 3, "%d rows", res->nrows);
+	for (int i = 0; i < 3; i++) {
+		const struct pp_row *row = &res->rows[i];
+		uint64_t rts = row->client.round_trips;
+		bool client_polls = i >= 1, server_polls = i == 2;
+
+		BPT_CHECK(row->nruns == co.runs && row->all->count == co.n * (uint64_t)co.runs,
+			  "%s: %d runs, %llu samples", row->label, row->nruns, (unsigned long long)row->all->count);
+		BPT_CHECK(row->client.valid && row->server.valid, "%s: a side did not report", row->label);
+		printf("ok   %s %s %-16s client %-30s server %-30s BusyPollRxPackets client %5llu server %5llu (of %llu round trips)\n",
+		       mode, tcp ? "TCP" : "UDP", row->label, row->client_mode, row->server_mode,
+		       (unsigned long long)row->client.busy_poll_rx, (unsigned long long)row->server.busy_poll_rx,
+		       (unsigned long long)rts);
+		/* one packet each way per round trip: at least a quarter of them by busy polling */
+		if (client_polls)
+			BPT_CHECK(row->client.busy_poll_rx > rts / 4, "%s: the client did not busy poll (%llu)",
+				  row->label, (unsigned long long)row->client.busy_poll_rx);
+		else
+			BPT_CHECK(row->client.busy_poll_rx == 0, "%s: the client busy polled in %s (%llu)", row->label,
+				  row->client_mode, (unsigned long long)row->client.busy_poll_rx);
+		if (server_polls)
+			BPT_CHECK(row->server.busy_poll_rx > rts / 4, "%s: the server did not busy poll (%llu)",
+				  row->label, (unsigned long long)row->server.busy_poll_rx);
+		else
+			BPT_CHECK(row->server.busy_poll_rx == 0, "%s: the server busy polled in %s (%llu)", row->label,
+				  row->server_mode, (unsigned long long)row->server.busy_poll_rx);
+		BPT_CHECK(row->runs[0].napi_id != 0 && row->server_napi_id != 0,
+			  "%s: no NAPI id (client %u server %u): busy polling cannot engage", row->label,
+			  row->runs[0].napi_id, row->server_napi_id);
+		client_sum += row->client.busy_poll_rx;
+		server_sum += row->server.busy_poll_rx;
+	}
+	/* The namespaces' own totals hold at least what the rows claim (nothing else polls there). */
+	BPT_CHECK(a1.busy_poll_rx - a0.busy_poll_rx >= client_sum, "namespace a rose by %llu, rows claim %llu",
+		  (unsigned long long)(a1.busy_poll_rx - a0.busy_poll_rx), (unsigned long long)client_sum);
+	BPT_CHECK(b1.busy_poll_rx - b0.busy_poll_rx >= server_sum, "namespace b rose by %llu, rows claim %llu",
+		  (unsigned long long)(b1.busy_poll_rx - b0.busy_poll_rx), (unsigned long long)server_sum);
+	pp_result_free(res);
+	free(res);
+}
+
+int main(int argc, char **argv)
+{
+	const char *modes[] = { "epoll:napi,usecs=100,budget=8", "uring:napi,usecs=100", NULL };
+	const char *only = NULL;
+	struct bp_mode m;
+	char name[32];
+	int ran = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--mode") && i + 1 < argc)
+			only = argv[++i];
+		else {
+			fprintf(stderr, "usage: %s [--mode MODE]\n", argv[0]);
+			return 2;
+		}
+	}
+	bpt_require_root("the veth test bed");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		fprintf(stderr, "SKIP: client and server need a CPU each\n");
+		return BPT_SKIP;
+	}
+	bpt_testbed_name("tpp", name, sizeof(name));
+	bpt_testbed_guard(name);
+	BPT_CHECK(bp_testbed_up(&tb, name, 1, false) == 0, "testbed: %s", bp_last_error());
+	for (int i = 0; only ? i < 1 : modes[i] != NULL; i++) {
+		const char *mode = only ? only : modes[i];
+
+		if (!bpt_mode_usable(mode, &m))
+			continue;
+		matrix(mode, false);
+		matrix(mode, true);
+		ran++;
+	}
+	BPT_CHECK(bp_testbed_down(&tb) == 0, "down: %s", bp_last_error());
+	if (!ran)
+		return BPT_SKIP;
+	printf("%d modes, 0 failed\n", ran);
+	return 0;
+}
