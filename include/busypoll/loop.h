@@ -74,6 +74,14 @@ int bp_loop_run(struct bp_loop *loop);
  */
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us);
 
+/*
+ * bp_loop_poll_next - make this loop's next wait a poll (timeout 0) whatever the
+ * mode: for work that re-arms itself every pass for a while, like a target
+ * queue's poll period (a timer started with after_us 0 then runs right after
+ * that poll instead of after a sleep). One-shot: ask again on every pass.
+ */
+void bp_loop_poll_next(struct bp_loop *loop);
+
 /* bp_loop_stop - make bp_loop_run return soon. Any thread; async-signal-safe. */
 void bp_loop_stop(struct bp_loop *loop);
 
@@ -100,7 +108,8 @@ size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max);
 /*
  * bp_loop_post - run fn(loop, arg) on the loop's thread soon. Any thread.
  * Used to hand a connection's fd to another loop (fn calls bp_conn_adopt there).
- * Returns 0 or -ENOMEM.
+ * Work still queued when the loop is destroyed is dropped, not run: stop posting
+ * to a loop before its thread is joined. Returns 0 or -ENOMEM.
  */
 typedef void (*bp_post_fn)(struct bp_loop *loop, void *arg);
 int bp_loop_post(struct bp_loop *loop, bp_post_fn fn, void *arg);

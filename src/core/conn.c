@@ -187,6 +187,23 @@ static bool conn_deliver(struct bp_conn *c, size_t n)
 	return true;
 }
 
+/*
+ * An unconnected datagram socket serves many peers: an error that concerns one
+ * datagram or one peer (ICMP unreachable, too big) must not close it for all.
+ */
+static bool conn_dgram_error_is_per_peer(const struct bp_conn *c, int err)
+{
+	if (!conn_is_dgram(c) || (c->flags & BP_CONN_DGRAM_CONNECTED))
+		return false;
+	switch (-err) {
+	case ECONNREFUSED: case EHOSTUNREACH: case ENETUNREACH: case EMSGSIZE:
+	case EHOSTDOWN: case ENETDOWN: case EPERM: case EACCES: case ENOBUFS:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* ---- timestamps ---- */
 
 static uint64_t ts_ns(const struct timespec *ts)
@@ -329,26 +346,33 @@ static void conn_read_ready(struct bp_conn *c)
 		} else {
 			n = recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
 		}
+		if (conn_is_dgram(c) && n >= 0) {
+			/* One datagram per event, empty ones too: level triggering reports the
+			 * rest, and a ping-pong never pays a recvfrom that finds nothing. */
+			conn_deliver(c, (size_t)n);
+			return;
+		}
 		if (n > 0) {
 			size_t room = c->rcap - c->rlen;
 
 			if (!conn_deliver(c, (size_t)n))
 				return;
 			/* A short read means the socket is drained: skip the EAGAIN syscall. */
-			if (!conn_is_dgram(c) && (size_t)n < room)
+			if ((size_t)n < room)
 				return;
 			continue;
 		}
-		if (n == 0 && !conn_is_dgram(c)) {
+		if (n == 0) {
 			conn_fail(c, 0, "recv");
 			return;
 		}
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (errno == EAGAIN || errno == EINTR)
 			return;
-		if (n < 0) {
-			conn_fail(c, -errno, conn_is_dgram(c) ? "recvfrom" : "recv");
+		/* An unconnected datagram socket outlives ICMP errors about one peer. */
+		if (conn_dgram_error_is_per_peer(c, -errno))
 			return;
-		}
+		conn_fail(c, -errno, conn_is_dgram(c) ? "recvfrom" : "recv");
+		return;
 	}
 }
 
@@ -408,9 +432,14 @@ static void conn_flush_ready(struct bp_conn *c)
 					   h.addrlen);
 			if (n == -EAGAIN)
 				return;
-			if (n < 0) {
+			if (n < 0 && !conn_dgram_error_is_per_peer(c, (int)n)) {
 				conn_fail(c, (int)n, "sendto");
 				return;
+			}
+			if (n < 0) {
+				/* That datagram is lost; the socket goes on serving the others. */
+				bp_sendq_consume(&c->sq, sizeof(h) + h.len);
+				continue;
 			}
 			c->loop->ctr.bytes_out += h.len;
 			bp_sendq_consume(&c->sq, sizeof(h) + h.len);
@@ -476,6 +505,10 @@ static void conn_start_send(struct bp_conn *c)
 static void conn_send_done(struct bp_conn *c, int res)
 {
 	c->flags &= ~BP_CONN_SEND_INFLIGHT;
+	if (res < 0 && conn_dgram_error_is_per_peer(c, res)) {
+		/* That datagram is lost; the socket goes on serving the others. */
+		res = 0;
+	}
 	if (res < 0) {
 		bp_sendq_unpin(&c->sq);
 		conn_fail(c, res, conn_is_dgram(c) ? "sendmsg" : "send");
@@ -523,7 +556,8 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 				return 0;
 			}
 			if (n != -EAGAIN) {
-				conn_fail(c, (int)n, "sendto");
+				if (!conn_dgram_error_is_per_peer(c, (int)n))
+					conn_fail(c, (int)n, "sendto");
 				return bp_err_sys("sendto", (int)n);
 			}
 		}
@@ -632,8 +666,13 @@ void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 				conn_arm_recv(c);
 		} else if (ev->res == 0 && !conn_is_dgram(c)) {
 			conn_fail(c, 0, "recv");
-		} else if (ev->res == 0 || ev->res == -EAGAIN || ev->res == -EINTR ||
-			   ev->res == -ENOBUFS) {
+		} else if (ev->res == 0) {
+			/* An empty datagram is a datagram. */
+			c->peerlen = c->rmsg.msg_namelen;
+			if (conn_deliver(c, 0))
+				conn_arm_recv(c);
+		} else if (ev->res == -EAGAIN || ev->res == -EINTR || ev->res == -ENOBUFS ||
+			   conn_dgram_error_is_per_peer(c, ev->res)) {
 			conn_arm_recv(c);
 		} else {
 			conn_fail(c, ev->res, conn_is_dgram(c) ? "recvmsg" : "recv");

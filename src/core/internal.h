@@ -192,6 +192,7 @@ struct bp_loop {
 	struct bp_loop_counters ctr;
 	uint64_t now_ns;
 	uint64_t last_activity_ns;   /* hybrid: when anything last arrived */
+	bool poll_next;              /* bp_loop_poll_next: the next wait does not block */
 	struct bp_timer_heap timers;
 	struct bp_conn *conns;       /* live */
 	struct bp_listener *listeners;

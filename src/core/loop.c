@@ -98,6 +98,10 @@ static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
 		return 0;
 	if (m->policy == BP_POLICY_SPIN)
 		return 0;
+	if (loop->poll_next) {
+		loop->poll_next = false;
+		return 0;
+	}
 	/* Hybrid: keep polling while work arrived within the period, then block. */
 	if (m->policy == BP_POLICY_HYBRID &&
 	    loop->now_ns - loop->last_activity_ns < (uint64_t)m->period_us * 1000)
@@ -180,6 +184,11 @@ int bp_loop_run(struct bp_loop *loop)
 			return ret;
 	}
 	return 0;
+}
+
+void bp_loop_poll_next(struct bp_loop *loop)
+{
+	loop->poll_next = true;
 }
 
 void bp_loop_stop(struct bp_loop *loop)

@@ -19,6 +19,7 @@ static const struct subcommand subcommands[] = {
 	{ "testbed", cmd_testbed, "two namespaces and a veth pair with NAPI: where busy polling engages" },
 	{ "napi", cmd_napi, "per-NAPI settings (netdev netlink) and the device-wide sysfs knobs" },
 	{ "pingpong", cmd_pingpong, "round trips with a timestamped payload: --matrix, --breakdown" },
+	{ "target", cmd_target, "an NVMe/TCP target (nvmet-tcp class) with poll mode, for the Linux host and nvme-cli" },
 };
 
 void bp_tool_error(const char *sub, const char *fmt, ...)
