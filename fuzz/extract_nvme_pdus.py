@@ -8,6 +8,10 @@ the streams into PDUs by their PDU length, and writes one seed per distinct PDU 
 command opcode) of at most 4200 bytes:
   fuzz/corpus/nvme_pdu/   one PDU each, behind the 4-byte framing config that the
                           target fuzz_nvme_pdu.c reads (direction, state, digests, limits)
+  fuzz/corpus/nvme_target/  each connection's host-to-target bytes, the first 16 KiB
+                          of whole PDUs (admin queue: all of it), with Connects naming
+                          the first capture's host and CC asking for CSS 0 (digests
+                          recomputed), so they run against fuzz_nvme_target.c's target
 The files are committed; this documents where they came from.
 """
 import glob
@@ -25,6 +29,7 @@ PORT = 4420
 CFG_TARGET, CFG_CONNECTED, CFG_HDGST, CFG_DDGST = 1, 2, 4, 8
 LIMIT_8K, LIMIT_1M = 2, 5
 MAX_SEED = 4200  # PDUs up to 4 KiB of data: keeps the seeds and max_len small
+STREAM_MAX = 16384
 
 
 def pcapng_packets(path):
@@ -144,6 +149,88 @@ def main(paths):
                         f.write(seed)
                     written += 1
     print("nvme_pdu: %d new seeds in %s" % (written, outdir))
+    write_streams(paths)
+
+
+def cut(data, limit):
+    """The whole PDUs of data that fit in limit bytes."""
+    out = b""
+    for pdu in pdus(data):
+        if len(out) + len(pdu) > limit:
+            break
+        out += pdu
+    return out
+
+
+def crc32c(data, crc=0):
+    table = crc32c.table
+    if table is None:
+        table = crc32c.table = []
+        for i in range(256):
+            c = i
+            for _ in range(8):
+                c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+            table.append(c)
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+crc32c.table = None
+
+# fuzz_nvme_target.c's standing controller (cntlid 1) belongs to the first capture's host.
+HOSTNQN = b"nqn.2014-08.org.nvmexpress:uuid:ae5e84c2-aa4a-415b-88b3-69bda852630a"
+HOSTID = bytes.fromhex("c9e829df7a234dfe8ca4f839f0f4aada")
+
+
+def redigest(pdu):
+    """Recompute a CapsuleCmd's header and data digests after an edit."""
+    pdu = bytearray(pdu)
+    flags, hlen, pdo = pdu[1], pdu[2], pdu[3]
+    if flags & 1:
+        struct.pack_into("<I", pdu, hlen, crc32c(pdu[:hlen]))
+    if flags & 2 and pdo and len(pdu) > pdo + 4:
+        struct.pack_into("<I", pdu, len(pdu) - 4, crc32c(pdu[pdo:len(pdu) - 4]))
+    return bytes(pdu)
+
+
+def for_our_target(pdu):
+    """A host PDU made to fit fuzz_nvme_target.c's target: Connects name its standing
+    controller's host, and CC asks for the NVM command set (CSS 0; the captured hosts
+    saw a Linux target that offers CSS 110b, which this one does not)."""
+    if pdu[0] != 4 or len(pdu) < 72:
+        return pdu
+    sqe = bytearray(pdu[8:72])
+    if sqe[0] == 0x7F and sqe[4] == 0x01 and pdu[3] and len(pdu) >= pdu[3] + 1024:
+        data = bytearray(pdu[pdu[3]:pdu[3] + 1024])
+        data[0:16] = HOSTID
+        data[512:768] = HOSTNQN.ljust(256, b"\0")
+        return redigest(pdu[:pdu[3]] + bytes(data) + pdu[pdu[3] + 1024:])
+    if sqe[0] == 0x7F and sqe[4] == 0x00 and struct.unpack_from("<I", sqe, 44)[0] == 0x14:
+        cc = struct.unpack_from("<I", sqe, 48)[0]
+        struct.pack_into("<I", sqe, 48, cc & ~0x70)
+        return redigest(pdu[:8] + bytes(sqe) + pdu[72:])
+    return pdu
+
+
+def write_streams(paths):
+    """nvme_target: each host-to-target stream (its first 16 KiB of whole PDUs), as
+    fuzz_nvme_target.c sends it on a new connection, made to fit its target."""
+    outdir = os.path.join(HERE, "corpus", "nvme_target")
+    os.makedirs(outdir, exist_ok=True)
+    written = 0
+    for path in paths:
+        name = os.path.basename(path).replace(".pcapng", "")
+        for i, (key, data) in enumerate(streams(path).items()):
+            if key[3] != PORT:
+                continue
+            seed = b"".join(for_our_target(p) for p in pdus(cut(data, STREAM_MAX)))
+            fn = os.path.join(outdir, "%s-q%d" % (name, i // 2))
+            with open(fn, "wb") as f:
+                f.write(seed)
+            written += 1
+    print("nvme_target: %d streams in %s" % (written, outdir))
 
 
 if __name__ == "__main__":
