@@ -112,11 +112,13 @@ static size_t converse(const uint8_t *in, size_t len)
 	bool shut = false;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (fd < 0 || connect(fd, (struct sockaddr *)&target_addr, sizeof(target_addr))) {
+	/* Non-blocking from the start: libFuzzer's timer signal interrupts a blocking
+	 * connect (EINTR), and the first POLLOUT below tells when it is done. */
+	if (fd < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) ||
+	    (connect(fd, (struct sockaddr *)&target_addr, sizeof(target_addr)) && errno != EINPROGRESS)) {
 		fprintf(stderr, "fuzz_nvme_target: connect: %s\n", strerror(errno));
 		abort();
 	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN | (shut ? 0 : POLLOUT) };
 		int r;
@@ -126,7 +128,9 @@ static size_t converse(const uint8_t *in, size_t len)
 			shut = true;
 			continue;
 		}
-		r = poll(&p, 1, HANG_MS);
+		do
+			r = poll(&p, 1, HANG_MS);
+		while (r < 0 && errno == EINTR);
 		FUZZ_CHECK(r > 0, "the target neither read nor answered nor closed for %d ms (%zu of %zu bytes sent)",
 			   HANG_MS, sent, len);
 		if (p.revents & POLLIN || p.revents & (POLLHUP | POLLERR)) {
