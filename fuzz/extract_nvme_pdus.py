@@ -12,6 +12,9 @@ command opcode) of at most 4200 bytes:
                           of whole PDUs (admin queue: all of it), with Connects naming
                           the first capture's host and CC asking for CSS 0 (digests
                           recomputed), so they run against fuzz_nvme_target.c's target
+  fuzz/corpus/nvme_host/  controller answers for fuzz_nvme_host.c: made ones that match
+                          its commands (digests on and off, R2T or in-capsule writes),
+                          and each capture's admin queue answers
 The files are committed; this documents where they came from.
 """
 import glob
@@ -231,6 +234,84 @@ def write_streams(paths):
                 f.write(seed)
             written += 1
     print("nvme_target: %d streams in %s" % (written, outdir))
+    write_host_seeds(paths)
+
+
+def c2h_pdu(typ, flags, hdr_fields, data=b"", hdgst=False, ddgst=False):
+    """A controller-to-host PDU with PDA 0: header (hlen 24 or 128), digests, data."""
+    hlen = 128 if typ == 1 else 24
+    hdr = bytearray(hlen)
+    hdr[8:8 + len(hdr_fields)] = hdr_fields
+    flags |= (1 if hdgst else 0) | (2 if ddgst and data else 0)
+    pdo = hlen + (4 if hdgst else 0) if data else 0
+    plen = (pdo if data else hlen + (4 if hdgst else 0)) + len(data) + (4 if ddgst and data else 0)
+    struct.pack_into("<BBBBI", hdr, 0, typ, flags, hlen, pdo, plen)
+    out = bytes(hdr)
+    if hdgst:
+        out += struct.pack("<I", crc32c(out))
+    if data:
+        out += data + (struct.pack("<I", crc32c(data)) if ddgst else b"")
+    return out
+
+
+def icresp(digest):
+    return c2h_pdu(1, 0, struct.pack("<HBBI", 0, 0, digest, 131072))
+
+
+def rsp(cid, status=0, result=0, hd=False):
+    return c2h_pdu(5, 0, struct.pack("<QHHHH", result, 1, 0, cid, status << 1), hdgst=hd)
+
+
+def c2h(cid, data, last=True, success=False, hd=False, dd=False):
+    flags = (4 if last else 0) | (8 if success else 0)
+    return c2h_pdu(7, flags, struct.pack("<HHII", cid, 0, 0, len(data)), data, hd, dd)
+
+
+def r2t(cid, ttag, off, length, hd=False):
+    return c2h_pdu(9, 0, struct.pack("<HHII", cid, ttag, off, length), hdgst=hd)
+
+
+def write_host_seeds(paths):
+    """nvme_host: controller answers for fuzz_nvme_host.c: [flags][u16 n][n bytes][rest].
+    Its CIDs: Connect 0x1000, then the 4 KiB read 0x2000, the write 0x1001, the flush
+    0x1002, the 512-byte read 0x1003."""
+    outdir = os.path.join(HERE, "corpus", "nvme_host")
+    os.makedirs(outdir, exist_ok=True)
+    n = 0
+    for flags in (0x00, 0x03, 0x10, 0x20, 0x33):
+        hd, dd = bool(flags & 1), bool(flags & 2)
+        first = icresp(flags & 3) + rsp(0x1000, result=1, hd=hd)
+        rest = c2h(0x2000, bytes(range(256)) * 16, hd=hd, dd=dd) + rsp(0x2000, hd=hd)
+        if not flags & 0x20:
+            rest += r2t(0x1001, 3, 0, 8192, hd=hd)
+        rest += rsp(0x1001, hd=hd) + rsp(0x1002, hd=hd)
+        rest += c2h(0x1003, b"\xa5" * 512, success=True, hd=hd, dd=dd)
+        seed = bytes([flags]) + struct.pack("<H", len(first)) + first + rest
+        with open(os.path.join(outdir, "answers-%02x" % flags), "wb") as f:
+            f.write(seed)
+        n += 1
+    # A Linux target's own first answers (ICResp, Connect's response with our CID) and
+    # what followed.
+    for path in paths:
+        name = os.path.basename(path).replace(".pcapng", "")
+        for key, data in streams(path).items():
+            if key[1] != PORT:
+                continue
+            ps = list(pdus(cut(data, STREAM_MAX)))
+            digest = ps[0][11] & 3 if ps and ps[0][0] == 1 else 0
+            if len(ps) > 1 and ps[1][0] == 5:  # the Connect's response: our Connect's CID
+                r = bytearray(ps[1])
+                struct.pack_into("<H", r, 20, 0x1000)
+                if r[1] & 1:
+                    struct.pack_into("<I", r, 24, crc32c(r[:24]))
+                ps[1] = bytes(r)
+            first = b"".join(ps[:2])
+            seed = bytes([digest]) + struct.pack("<H", len(first)) + first + b"".join(ps[2:])
+            with open(os.path.join(outdir, "%s-admin" % name), "wb") as f:
+                f.write(seed)
+            n += 1
+            break
+    print("nvme_host: %d seeds in %s" % (n, outdir))
 
 
 if __name__ == "__main__":
