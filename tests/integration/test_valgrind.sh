@@ -3,7 +3,8 @@
 # valgrind memcheck on a short run of each busypoll tool that does not use io_uring
 # (valgrind 3.19 blocks in io_uring_enter under its global lock, so the uring modes
 # stay with `make test-asan`): modes, rr server and client over loopback, compare on
-# loopback and, as root, testbed up/status/down and napi list on the bed. Any memcheck
+# loopback, pingpong server and clients, the NVMe/TCP target with a file and a ram
+# namespace and, as root, testbed up/status/down and napi list on the bed. Any memcheck
 # error, or a definite leak, fails the test; possible and reachable leaks are only
 # listed. Skips (77) without valgrind and for a sanitizer build (ASan and valgrind
 # cannot share a process).
@@ -65,31 +66,49 @@ check() {
 "${VG[@]}" --log-file="$tmp/modes.vg" "$bp" modes >"$tmp/modes.out" 2>&1
 check "busypoll modes" $? "$tmp/modes.vg"
 
-# 2. rr: a server on a free loopback port, a client for a second, the server stopped
-#    with SIGINT (its clean shutdown path) while valgrind watches both
-#    (a port the kernel just handed out, free for TCP and UDP alike)
-port=$(python3 -c 'import socket
+# A port the kernel just handed out, free for TCP and UDP alike.
+free_port() {
+	python3 -c 'import socket
 for _ in range(50):
     t, u = socket.socket(), socket.socket(type=socket.SOCK_DGRAM)
     t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
     try:
         u.bind(("127.0.0.1", p)); print(p); break
-    except OSError: pass')
-"${VG[@]}" --log-file="$tmp/server.vg" "$bp" rr --server --bind 127.0.0.1 --port "$port" \
-	--mode epoll:block >"$tmp/server.out" 2>"$tmp/server.err" &
-server=$!
-pids+=("$server")
-up=
-for _ in $(seq 1 100); do
-	grep -q 'listening on port' "$tmp/server.err" && up=1 && break
-	kill -0 "$server" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$up" ]; then
-	echo "FAIL: the rr server under valgrind did not start: $(cat "$tmp/server.err")" >&2
-	cat "$tmp/server.vg" >&2
+    except OSError: pass'
+}
+
+# start_server NAME PATTERN CMD...: CMD under valgrind in the background ($server), up
+# once PATTERN shows in its stderr or once its port listens ($port); 1 if it never is.
+start_server() {
+	local name=$1 pattern=$2
+	shift 2
+	"${VG[@]}" --log-file="$tmp/$name.vg" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	server=$!
+	pids+=("$server")
+	for _ in $(seq 1 150); do
+		grep -q "$pattern" "$tmp/$name.err" && return 0
+		ss -Htln "sport = :$port" 2>/dev/null | grep -q . && return 0
+		kill -0 "$server" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL: $name under valgrind did not start: $(cat "$tmp/$name.err")" >&2
+	cat "$tmp/$name.vg" >&2
 	failed=$((failed + 1))
-else
+	return 1
+}
+
+# stop_server NAME WHAT: SIGINT (the real shutdown path), then valgrind's verdict
+stop_server() {
+	kill -INT "$server"
+	wait "$server"
+	check "$2" $? "$tmp/$1.vg"
+}
+
+# 2. rr: a server on a free loopback port, a client for a second, the server stopped
+#    with SIGINT (its clean shutdown path) while valgrind watches both
+port=$(free_port)
+if start_server server 'listening on port' "$bp" rr --server --bind 127.0.0.1 --port "$port" \
+	--mode epoll:block; then
 	"${VG[@]}" --log-file="$tmp/client.vg" "$bp" rr --client 127.0.0.1 --port "$port" \
 		--mode epoll:block -F 2 -l 1 --warmup 0.2 -q >"$tmp/client.out" 2>&1
 	st=$?
@@ -98,9 +117,7 @@ else
 		echo "FAIL: the rr client printed no result: $(head -c 500 "$tmp/client.out")" >&2
 		failed=$((failed + 1))
 	fi
-	kill -INT "$server"
-	wait "$server"
-	check "busypoll rr --server (epoll:block, stopped by SIGINT)" $? "$tmp/server.vg"
+	stop_server server "busypoll rr --server (epoll:block, stopped by SIGINT)"
 fi
 
 # 3. compare on loopback: the matrix driver, its table, both flow counts
@@ -108,7 +125,37 @@ fi
 	--warmup 0.2 >"$tmp/compare.out" 2>&1
 check "busypoll compare --loopback --modes epoll:block -l 0.5" $? "$tmp/compare.vg"
 
-# 4. as root: the test bed (netns, veth, netlink) and napi list on one end
+# 4. pingpong: a server, a UDP and a TCP client (breakdown on: timestamps, cmsgs)
+port=$(free_port)
+if start_server pp-server 'listening' "$bp" pingpong --server --bind 127.0.0.1 --port "$port" \
+	--mode epoll:block; then
+	"${VG[@]}" --log-file="$tmp/pp-udp.vg" "$bp" pingpong --client 127.0.0.1 --port "$port" \
+		--mode epoll:block -n 300 --runs 2 --warmup 50 --breakdown >"$tmp/pp-udp.out" 2>&1
+	check "busypoll pingpong --client (UDP, --breakdown)" $? "$tmp/pp-udp.vg"
+	"${VG[@]}" --log-file="$tmp/pp-tcp.vg" "$bp" pingpong --client 127.0.0.1 --port "$port" \
+		--mode epoll:block --tcp -n 300 --runs 2 --warmup 50 >"$tmp/pp-tcp.out" 2>&1
+	check "busypoll pingpong --client (TCP)" $? "$tmp/pp-tcp.vg"
+	stop_server pp-server "busypoll pingpong --server (stopped by SIGINT)"
+fi
+
+# 5. target: a file namespace (nsid 1) and a ram one, written and read for a second
+#    each by the library's initiator (bench_nvme_qd, not under valgrind), then SIGINT
+qd=$(dirname "$bp")/bench/bench_nvme_qd
+if [ -x "$qd" ]; then
+	port=$(free_port)
+	nqn=nqn.2024-01.io.busypoll:valgrind
+	if start_server target 'listening' "$bp" target --listen "127.0.0.1:$port" --nqn "$nqn" \
+		--ns "file:$tmp/ns.img,size=8M" --ns ram:8M --mode epoll:block; then
+		"$qd" "127.0.0.1:$port" "$nqn" 4 1 4096 epoll:block write >"$tmp/qd.out" 2>&1 &&
+			"$qd" "127.0.0.1:$port" "$nqn" 4 1 4096 epoll:block >>"$tmp/qd.out" 2>&1 ||
+			{ echo "FAIL: bench_nvme_qd against the target: $(cat "$tmp/qd.out")" >&2; failed=$((failed + 1)); }
+		stop_server target "busypoll target (file and ram namespaces, writes and reads, SIGINT)"
+	fi
+else
+	echo "skip target under valgrind: no $qd to drive it"
+fi
+
+# 6. as root: the test bed (netns, veth, netlink) and napi list on one end
 if [ "$(id -u)" -eq 0 ]; then
 	name=vg$$
 	"${VG[@]}" --log-file="$tmp/tb-up.vg" "$bp" testbed up --name "$name" >"$tmp/tb.out" 2>&1
