@@ -120,7 +120,7 @@ static const char *const scenario_name[] = {
 
 static void vanish_once(enum scenario sc, enum bpt_vanish how)
 {
-	uint8_t buf[BP_RR_HELLO_LEN] = { 0 };
+	uint8_t buf[64] = { 0 };  /* a hello, or the first bytes of a request */
 	uint64_t run = random_id();
 	int fd;
 
