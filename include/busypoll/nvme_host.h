@@ -175,6 +175,11 @@ int bp_nvmeh_prop_get(struct bp_nvmeh_ctrl *c, uint32_t offset, int size, uint64
 int bp_nvmeh_prop_set(struct bp_nvmeh_ctrl *c, uint32_t offset, uint32_t value);
 /* bp_nvmeh_ctrl_disconnect - CC.SHN normal shutdown, wait for SHST, close the admin queue, free. */
 void bp_nvmeh_ctrl_disconnect(struct bp_nvmeh_ctrl *c);
+/*
+ * bp_nvmeh_ctrl_close - close the admin queue without a shutdown and free: for a
+ * controller that failed or stopped answering (a shutdown would wait for it).
+ */
+void bp_nvmeh_ctrl_close(struct bp_nvmeh_ctrl *c);
 
 /*
  * bp_nvmeh_run_until - run loop until *flag or timeout_ms passed. Returns 0 or
