@@ -23,13 +23,7 @@
 
 #define CMP_PORT 12867
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+static volatile sig_atomic_t *stop_requested;
 
 /* The default matrix: one representative setting per mode family, baseline first. */
 static const char *const default_modes[] = {
@@ -451,7 +445,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 
 	if (!runs)
 		return -ENOMEM;
-	for (int mi = 0; mi < o->nmodes && !stop_requested; mi++) {
+	for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
 		struct rr_opts so;
 		struct rr_server *srv;
 		char err[512];
@@ -464,7 +458,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 			return -errno;
 		ret = rr_server_start(&so, &srv, err, sizeof(err));
 		bed_leave(b);
-		for (int fi = 0; fi < o->nflows && !stop_requested; fi++) {
+		for (int fi = 0; fi < o->nflows && !*stop_requested; fi++) {
 			struct cmp_cell *cell = &r->cells[r->ncells++];
 			int n = 0;
 
@@ -476,7 +470,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				done += o->runs;
 				continue;
 			}
-			for (int run = 0; run < o->runs && !stop_requested; run++) {
+			for (int run = 0; run < o->runs && !*stop_requested; run++) {
 				struct rr_opts co;
 
 				progress(o, done++, total, o->labels[mi], cell->flows, run);
@@ -485,7 +479,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				co.port = rr_server_port(srv);
 				snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
 				bed_enter(b, 0);
-				if (rr_client_run(&co, &stop_requested, &runs[n], err, sizeof(err))) {
+				if (rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err))) {
 					cell->failed = true;
 					snprintf(cell->error, sizeof(cell->error), "%s", err);
 					bed_leave(b);
@@ -518,7 +512,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 		bed_napi(b, r, true);
 	}
 	free(runs);
-	if (stop_requested)
+	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
 }
@@ -545,7 +539,6 @@ int cmd_compare(int argc, char **argv)
 {
 	struct cmp_report *r = calloc(1, sizeof(*r));
 	struct bed b = { .home = -1 };
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct utsname un;
 	char err[512];
 	int ret;
@@ -564,10 +557,7 @@ int cmd_compare(int argc, char **argv)
 		free(r);
 		return BP_EXIT_USAGE;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	stop_requested = tool_catch_stop_signals();
 	if (uname(&un) == 0)
 		snprintf(r->kernel, sizeof(r->kernel), "%s", un.release);
 	read_sysctl("/proc/sys/net/core/busy_poll", &r->sysctl_busy_poll);

@@ -8,26 +8,10 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
+#include "tools/tool_util.h"
 #include "tools/pingpong.h"
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void install_signals(void)
-{
-	/* No SA_RESTART: a blocking poll returns EINTR and the caller looks at the flag. */
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
+static volatile sig_atomic_t *stop_requested;
 
 /* Bad input, a mode this kernel or process cannot use, or an address: exit 2. */
 static bool is_usage_error(int ret)
@@ -58,7 +42,7 @@ static int run_server(const struct pp_opts *o)
 			fprintf(stderr, ", %u us delay", o->server_delay_us);
 		fputc('\n', stderr);
 	}
-	while (!stop_requested)
+	while (!*stop_requested)
 		pause();
 	pp_server_dropped(s, dropped, BP_PP_ERR_COUNT);
 	pp_server_stop(s);
@@ -88,7 +72,7 @@ int cmd_pingpong(int argc, char **argv)
 		bp_tool_error("pingpong", "%s", err);
 		return BP_EXIT_USAGE;
 	}
-	install_signals();
+	stop_requested = tool_catch_stop_signals();
 	if (o.server)
 		return run_server(&o);
 
@@ -97,18 +81,18 @@ int cmd_pingpong(int argc, char **argv)
 		bp_tool_error("pingpong", "out of memory");
 		return BP_EXIT_FAIL;
 	}
-	ret = pp_measure(&o, &stop_requested, res, err, sizeof(err));
+	ret = pp_measure(&o, stop_requested, res, err, sizeof(err));
 	if (ret) {
 		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
 		bp_tool_error("pingpong", "%s", err);
 		pp_result_free(res);
 		free(res);
-		if (stop_requested)
+		if (*stop_requested)
 			return BP_EXIT_INTERRUPTED;
 		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
 	pp_print(stdout, res, o.format);
-	ret = res->interrupted || stop_requested ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
+	ret = res->interrupted || *stop_requested ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	pp_result_free(res);
 	free(res);
 	return ret;

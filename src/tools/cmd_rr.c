@@ -8,25 +8,10 @@
 #include <unistd.h>
 
 #include "tools/commands.h"
+#include "tools/tool_util.h"
 #include "tools/rr.h"
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
+static volatile sig_atomic_t *stop_requested;
 
 static int run_server(const struct rr_opts *o)
 {
@@ -42,7 +27,7 @@ static int run_server(const struct rr_opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
 			rr_server_port(s), o->threads, o->threads == 1 ? "" : "s", o->mode_text);
-	while (!stop_requested)
+	while (!*stop_requested)
 		pause();
 	rr_server_stop(s);
 	return BP_EXIT_OK;
@@ -62,7 +47,7 @@ int cmd_rr(int argc, char **argv)
 		bp_tool_error("rr", "%s", err);
 		return BP_EXIT_USAGE;
 	}
-	install_signals();
+	stop_requested = tool_catch_stop_signals();
 	if (o.server)
 		return run_server(&o);
 
@@ -71,7 +56,7 @@ int cmd_rr(int argc, char **argv)
 		bp_tool_error("rr", "out of memory");
 		return BP_EXIT_FAIL;
 	}
-	ret = rr_client_run(&o, &stop_requested, res, err, sizeof(err));
+	ret = rr_client_run(&o, stop_requested, res, err, sizeof(err));
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
 		free(res);

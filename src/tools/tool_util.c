@@ -202,3 +202,22 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
 		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
 	return tool_fail(err, errlen, "unknown option '%s'; see busypoll %s --help", name, sub);
 }
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+volatile sig_atomic_t *tool_catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return &stop_flag;
+}

@@ -8,6 +8,7 @@
 #define BP_TOOLS_TOOL_UTIL_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,5 +64,12 @@ const char *tool_bad_option_name(int argc, char **argv, const struct option *opt
  */
 int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
 			size_t errlen);
+
+/*
+ * tool_catch_stop_signals - SIGINT and SIGTERM set the returned flag (no
+ * SA_RESTART: a blocking call returns EINTR and the caller looks at the flag);
+ * SIGPIPE is ignored (a peer that went away is an error return, not a death).
+ */
+volatile sig_atomic_t *tool_catch_stop_signals(void);
 
 #endif
