@@ -304,7 +304,8 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 			for (uint32_t b = 0; b < ctx->lbas_per_io; b++) {
 				if (perf_stamp_check(io->buf + (size_t)b * ctx->block_size, ctx->block_size, lba + b, want,
 						     ctx->run_id, why, sizeof(why)) != PERF_STAMP_OK) {
-					job_fail(j, "verify failed on nsid %u: %s", ctx->nsid, why);
+					job_fail(j, "target %s, job %d: verify failed on nsid %u: %s", ctx->addr, j->idx,
+						 ctx->nsid, why);
 					return;
 				}
 			}

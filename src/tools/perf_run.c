@@ -437,6 +437,7 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 	/* Run: the jobs' own timers end it; the admin queue keeps the controller alive meanwhile. */
 	while (measure_at && atomic_load(&ctx->done) < numjobs) {
 		uint64_t now, ios = 0;
+		int64_t wait_us;
 
 		if (atomic_load(&ctx->failed))
 			break;
@@ -445,7 +446,14 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			res->interrupted = true;
 			stop_jobs(ctx, started);
 		}
-		if (bp_loop_run_once(loop, SETTLE_US) < 0)
+		/* Wake at the interval's edges too, so the target's counters are sampled on them. */
+		now = bp_now_ns();
+		wait_us = SETTLE_US;
+		if (sp && !sampled_start && measure_at > now && (measure_at - now) / 1000 < (uint64_t)wait_us)
+			wait_us = (int64_t)((measure_at - now) / 1000);
+		else if (sp && !sampled_end && end_at > now && (end_at - now) / 1000 < (uint64_t)wait_us)
+			wait_us = (int64_t)((end_at - now) / 1000);
+		if (bp_loop_run_once(loop, wait_us) < 0)
 			break;
 		if (bp_nvmeh_queue_state(ctx->ctrl->admin) != BP_NVMEH_READY) {
 			/* Give the jobs a moment to say why in their own words (the same cause, closer). */
@@ -468,7 +476,7 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			sample_target(ctx, sp, &t1);
 			sampled_end = true;
 		}
-		if (o->interval_s > 0 && !o->quiet && now >= next_progress) {
+		if (o->interval_s > 0 && !o->quiet && now >= next_progress && (now < end_at || ctx->readback)) {
 			char when[64];
 
 			if (stopping)
@@ -479,7 +487,7 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			else if (now < end_at)
 				snprintf(when, sizeof(when), "run %.1f/%.1f s", (double)(now - measure_at) / 1e9, o->runtime_s);
 			else
-				snprintf(when, sizeof(when), ctx->readback ? "verify read-back" : "drain");
+				snprintf(when, sizeof(when), "verify read-back");
 			progress(ctx, when, &last_ios, &last_bytes, &last_ns);
 			next_progress += (uint64_t)(o->interval_s * 1e9);
 			if (next_progress < now)

@@ -9,6 +9,7 @@
  * the namespace. Timing is never asserted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -246,6 +247,43 @@ static void test_refusals(void)
 	}
 }
 
+/* ---- a target that returns wrong data: the file under the namespace zeroed behind its back ---- */
+
+static volatile bool corrupting;
+
+static void *corrupt_file(void *arg)
+{
+	static uint8_t zeros[1u << 20];
+	int fd = open(file_path, O_WRONLY);
+
+	BPT_CHECK(fd >= 0, "open %s: %s", file_path, strerror(errno));
+	while (corrupting) {
+		BPT_CHECK(pwrite(fd, zeros, sizeof(zeros), 0) == (ssize_t)sizeof(zeros), "pwrite");
+		usleep(1000);
+	}
+	close(fd);
+	return arg;
+}
+
+static void test_verify_mismatch(void)
+{
+	struct perf_opts o;
+	pthread_t th;
+	int ret;
+
+	/* The first MiB of the file namespace (4096-byte blocks) keeps turning into zeros. */
+	OPTS(&o, "--nsid", "2", "--rw", "randread", "--verify", "--size", "1M", "--iodepth", "8", "--runtime", "1");
+	corrupting = true;
+	pthread_create(&th, NULL, corrupt_file, NULL);
+	ret = run(&o, NULL);
+	corrupting = false;
+	pthread_join(th, NULL);
+	BPT_CHECK(ret != 0, "a corrupted namespace passed --verify");
+	BPT_CHECK(strstr(err, "verify failed on nsid 2: LBA "), "the failure does not name the LBA: %s", err);
+	BPT_CHECK(!strchr(err, '\n'), "more than one line: %s", err);
+	printf("ok   %-44s %s\n", "verify: a mismatch names the LBA", err);
+}
+
 static volatile sig_atomic_t stop_flag;
 
 static void *press_ctrl_c(void *arg)
@@ -284,6 +322,7 @@ int main(void)
 	test_big_blocks_and_digests();
 	test_batching();
 	test_refusals();
+	test_verify_mismatch();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);
