@@ -272,8 +272,8 @@ static void io_status_fail(struct perf_job *j, const struct perf_io *io)
 	uint64_t lba = (ctx->region_offset + io->unit * ctx->o->bs) / ctx->block_size;
 	char s[96];
 
-	job_fail(j, "target %s, job %d: %s of %u blocks at LBA %" PRIu64 " (nsid %u) failed: %s", ctx->addr, j->idx,
-		 io->write ? "write" : "read", ctx->lbas_per_io, lba, ctx->nsid,
+	job_fail(j, "target %s, job %d: %s of %u block%s at LBA %" PRIu64 " (nsid %u) failed: %s", ctx->addr, j->idx,
+		 io->write ? "write" : "read", ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
 		 bp_nvme_status_str(io->status, s, sizeof(s)));
 }
 

@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -284,6 +286,28 @@ static void test_verify_mismatch(void)
 	printf("ok   %-44s %s\n", "verify: a mismatch names the LBA", err);
 }
 
+/* ---- an I/O error status: writes past RLIMIT_FSIZE fail in the target's pwrite (EFBIG) ---- */
+
+static void test_io_error(void)
+{
+	struct rlimit old, lim;
+	struct perf_opts o;
+	int ret;
+
+	OPTS(&o, "--nsid", "2", "--rw", "write", "--offset", "4M", "--size", "1M", "--iodepth", "4");
+	signal(SIGXFSZ, SIG_IGN);
+	BPT_CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0, "getrlimit");
+	lim = old;
+	lim.rlim_cur = 1u << 20;
+	BPT_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit: %s", strerror(errno));
+	ret = run(&o, NULL);
+	setrlimit(RLIMIT_FSIZE, &old);
+	BPT_CHECK(ret != 0, "writes the target could not do passed");
+	BPT_CHECK(strstr(err, "write of 1 block at LBA 1024 ") && strstr(err, "(nsid 2) failed: Write Fault (sct 2 sc 0x80"),
+		  "the status is not decoded: %s", err);
+	printf("ok   %-44s %s\n", "an I/O error status, decoded", err);
+}
+
 static volatile sig_atomic_t stop_flag;
 
 static void *press_ctrl_c(void *arg)
@@ -323,6 +347,7 @@ int main(void)
 	test_batching();
 	test_refusals();
 	test_verify_mismatch();
+	test_io_error();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);
