@@ -242,8 +242,12 @@ static void print_table(FILE *out, const struct perf_result *r)
 	human_bytes(b, sizeof(b), r->region_size);
 	fprintf(out, "  target   %s  %s  nsid %u: %" PRIu64 " blocks of %u B (%s), region %" PRIu64 " + %s\n",
 		r->target_addr, o->nqn, o->nsid, r->ns_blocks, r->block_size, a, r->region_offset, b);
-	fprintf(out, "           model '%s', MDTS %u B, in-capsule %u B, queue depth %u\n", r->model, r->max_transfer,
-		r->incapsule, r->queue_depth);
+	if (r->max_transfer)
+		snprintf(a, sizeof(a), "%u B", r->max_transfer);
+	else
+		snprintf(a, sizeof(a), "no limit");
+	fprintf(out, "           model '%s', MDTS %s, in-capsule %u B, queue depth %u\n", r->model, a, r->incapsule,
+		r->queue_depth);
 	fprintf(out, "  host     mode %s, digests %s, kernel %s", o->mode_text,
 		o->hdgst && o->ddgst ? "hdr,data" : o->hdgst ? "hdr" : o->ddgst ? "data" : "none", r->kernel);
 	if (o->ncpus) {
