@@ -418,6 +418,13 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			next_progress += (uint64_t)(o->interval_s * 1e9);
 		}
 	}
+	if (atomic_load(&ctx->ready) < numjobs && !res->interrupted && !atomic_load(&ctx->failed)) {
+		snprintf(err, errlen, "the controller failed before the run: %s",
+			 strip_queue(bp_nvmeh_queue_error(ctx->ctrl->admin)));
+		ret = -EIO;
+		healthy = false;
+		goto out_jobs;
+	}
 	if (atomic_load(&ctx->ready) == numjobs && !res->interrupted && !atomic_load(&ctx->failed)) {
 		uint64_t now = bp_now_ns();
 
@@ -448,13 +455,25 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 		}
 		/* Wake at the interval's edges too, so the target's counters are sampled on them. */
 		now = bp_now_ns();
+		if (sp && !sampled_start && now >= measure_at) {
+			sample_target(ctx, sp, &t0);
+			sampled_start = true;
+		}
+		if (sp && sampled_start && !sampled_end && (now >= end_at || stopping)) {
+			sample_target(ctx, sp, &t1);
+			sampled_end = true;
+		}
 		wait_us = SETTLE_US;
 		if (sp && !sampled_start && measure_at > now && (measure_at - now) / 1000 < (uint64_t)wait_us)
 			wait_us = (int64_t)((measure_at - now) / 1000);
 		else if (sp && !sampled_end && end_at > now && (end_at - now) / 1000 < (uint64_t)wait_us)
 			wait_us = (int64_t)((end_at - now) / 1000);
-		if (bp_loop_run_once(loop, wait_us) < 0)
+		if (bp_loop_run_once(loop, wait_us) < 0) {
+			snprintf(err, errlen, "the admin queue's loop: %s", bp_last_error());
+			ret = -EIO;
+			healthy = false;
 			break;
+		}
 		if (bp_nvmeh_queue_state(ctx->ctrl->admin) != BP_NVMEH_READY) {
 			/* Give the jobs a moment to say why in their own words (the same cause, closer). */
 			for (int k = 0; k < 20 && !atomic_load(&ctx->failed); k++)
@@ -468,14 +487,6 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			break;
 		}
 		now = bp_now_ns();
-		if (sp && !sampled_start && now >= measure_at) {
-			sample_target(ctx, sp, &t0);
-			sampled_start = true;
-		}
-		if (sp && sampled_start && !sampled_end && (now >= end_at || stopping)) {
-			sample_target(ctx, sp, &t1);
-			sampled_end = true;
-		}
 		if (o->interval_s > 0 && !o->quiet && now >= next_progress && (now < end_at || ctx->readback)) {
 			char when[64];
 
