@@ -48,6 +48,15 @@ start_target() {
 	[ -n "$port" ] || { fail "target $name did not start: $(cat "$tmp/$name.err")"; exit 1; }
 }
 
+# connected PORT: wait (up to 20 s) until perf holds its admin and an I/O queue connection to PORT
+connected() {
+	for _ in $(seq 200); do
+		[ "$(ss -Htn state established "dport = :$1" 2>/dev/null | wc -l)" -ge 2 ] && return 0
+		sleep 0.1
+	done
+	fail "perf did not connect to port $1 within 20 s"
+}
+
 # expect RC TEXT ARGS...: `busypoll perf ARGS` exits RC with one line on stderr holding TEXT
 expect() {
 	local want=$1 text=$2 got
@@ -102,14 +111,15 @@ if command -v python3 >/dev/null; then
 		"$tmp/out" || fail "csv header and row differ"
 fi
 # progress lines on stderr, once a second
-timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" --hostnqn "$HOST_A" --runtime 2.5 >/dev/null 2>"$tmp/err" ||
+timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" --hostnqn "$HOST_A" --runtime 3.5 >/dev/null 2>"$tmp/err" ||
 	fail "progress run failed"
 [ "$(grep -c '^busypoll perf: run' "$tmp/err")" -ge 2 ] || fail "want progress lines: $(cat "$tmp/err")"
 
 # ---- Ctrl-C: partial results, exit 130 ----
 timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --runtime 60 --rw randread --iodepth 4 >"$tmp/out" 2>"$tmp/err" &
 ppid=$!
-sleep 1.5
+connected "$main_port"
+sleep 1
 kill -INT "$ppid"
 wait "$ppid"
 rc=$?
@@ -122,7 +132,8 @@ start_target victim --ns ram:16M
 timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --runtime 30 --rw randrw --iodepth 8 \
 	>"$tmp/out" 2>"$tmp/err" &
 ppid=$!
-sleep 1.5
+connected "$port"
+sleep 0.5
 kill -KILL "$tpid"
 wait "$ppid"
 rc=$?
@@ -135,7 +146,8 @@ start_target frozen --ns ram:16M
 timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --runtime 30 --rw randread --iodepth 8 \
 	--io-timeout 2 >"$tmp/out" 2>"$tmp/err" &
 ppid=$!
-sleep 1.5
+connected "$port"
+sleep 0.5
 kill -STOP "$tpid"
 wait "$ppid"
 rc=$?
