@@ -518,6 +518,9 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			break;
 		}
 	}
+	/* The jobs can be done (their drain is short) before this loop came round to it. */
+	if (sp && sampled_start && !sampled_end && !ret && !atomic_load(&ctx->failed))
+		sample_target(ctx, sp, &t1);
 	if (!ret && atomic_load(&ctx->failed)) {
 		ret = first_job_error(ctx, err, errlen);
 		healthy = false;
