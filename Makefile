@@ -1,5 +1,6 @@
 # A thin driver for CMake. `make run` runs the main job, `make test` the whole suite;
-# both install missing Debian packages first when run as root.
+# both install missing Debian packages first when run as root. `make test-asan` runs the
+# suite under ASan+UBSan, `make fuzz FUZZ_SECONDS=N` the libFuzzer targets.
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
@@ -7,7 +8,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test test-asan fuzz bench clean
 
 all: build
 
@@ -26,8 +27,51 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 600
 
+# The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer, in its own
+# build directory. A finding fails the process that hit it; ASan and LSan reports also
+# go to files under $(ASAN_BUILD)/sanitizer/, and UBSan's (which the combined runtime
+# writes to stderr only) are looked for in ctest's log of every test's output, so a
+# finding in a child whose exit status a test does not look at (a server it kills, a
+# forked helper) still fails the target.
+ASAN_BUILD ?= build-asan
+SAN_LOGS = $(CURDIR)/$(ASAN_BUILD)/sanitizer
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:print_summary=1:log_path=$(SAN_LOGS)/asan \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:print_summary=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitizer/lsan.supp:print_suppressions=0
+
+# -Werror stays with the ordinary build: at -O1 with instrumentation gcc warns about
+# ranges it cannot follow (e.g. -Wformat-truncation on a loop index), not about bugs.
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DBP_SANITIZE=ON $(CMAKE_FLAGS) -DBP_WERROR=OFF
+
+test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
+	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure --timeout 600; rc=$$?; \
+	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
+		for f in $(SAN_LOGS)/*; do echo "== sanitizer report $$f"; cat "$$f"; done; \
+		echo "test-asan: sanitizer reports above (in $(SAN_LOGS))" >&2; exit 1; \
+	fi; \
+	if grep -n -B2 -A12 'runtime error:\|ERROR: AddressSanitizer\|ERROR: LeakSanitizer' \
+		$(CURDIR)/$(ASAN_BUILD)/Testing/Temporary/LastTest.log; then \
+		echo "test-asan: sanitizer reports in test output above" >&2; exit 1; \
+	fi; exit $$rc
+
+# libFuzzer targets (fuzz/), built with clang in their own directory, each run for
+# FUZZ_SECONDS; FUZZ_TARGETS="mode rr_proto" picks some. See scripts/fuzz.sh.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 10
+FUZZ_TARGETS ?=
+
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DBP_FUZZ=ON
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 bench: build
 	@echo "benchmarks: see bench/README.md"
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

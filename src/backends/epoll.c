@@ -9,6 +9,8 @@
  * and level triggering brings it back without a lost wake-up.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -141,10 +143,35 @@ static int epoll_del(struct bp_loop *loop, struct bp_io *io)
 	return epoll_ctl_io(loop, EPOLL_CTL_DEL, io);
 }
 
+/*
+ * epoll_pwait2 (Linux 5.11) for its ns timeout; without it (ENOSYS: an older kernel,
+ * or valgrind 3.19, which does not know syscall 441) epoll_pwait with the timeout
+ * rounded up to ms, so that a timer is late by under a ms rather than early.
+ */
+static int epoll_wait_ns(int epfd, struct epoll_event *evs, int room, int64_t timeout_ns)
+{
+	static atomic_bool no_pwait2;
+	struct timespec ts;
+	int64_t ms;
+	int n;
+
+	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+		if (timeout_ns >= 0) {
+			ts.tv_sec = timeout_ns / 1000000000;
+			ts.tv_nsec = timeout_ns % 1000000000;
+		}
+		n = epoll_pwait2(epfd, evs, room, timeout_ns >= 0 ? &ts : NULL, NULL);
+		if (n >= 0 || errno != ENOSYS)
+			return n;
+		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+	}
+	ms = timeout_ns < 0 ? -1 : (timeout_ns + 999999) / 1000000;
+	return epoll_pwait(epfd, evs, room, ms > INT_MAX ? INT_MAX : (int)ms, NULL);
+}
+
 static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
 {
 	struct epoll_backend *b = eb(loop);
-	struct timespec ts, *tsp = NULL;
 	int room = BP_MAX_EVENTS - loop->nev;
 	int n, added = 0;
 
@@ -154,13 +181,8 @@ static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
 	room /= 2;
 	if (room <= 0)
 		return 0;
-	if (timeout_ns >= 0) {
-		ts.tv_sec = timeout_ns / 1000000000;
-		ts.tv_nsec = timeout_ns % 1000000000;
-		tsp = &ts;
-	}
 	loop->ctr.syscalls++;
-	n = epoll_pwait2(b->epfd, b->evs, room, tsp, NULL);
+	n = epoll_wait_ns(b->epfd, b->evs, room, timeout_ns);
 	if (n < 0)
 		return errno == EINTR ? 0 : bp_err_sys("epoll_pwait2", -errno);
 	for (int i = 0; i < n; i++) {

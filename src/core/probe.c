@@ -307,10 +307,15 @@ static int genl_reply_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* buf is REQ_BUF bytes. Zeroed whole: libmnl 1.0.4 (Debian 12) leaves the alignment
+ * padding after an attribute unwritten, so stack bytes would go to the kernel. */
 static struct nlmsghdr *genl_msg(char *buf, uint16_t type, uint16_t flags, uint8_t cmd, uint32_t seq)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsghdr *nlh;
 	struct genlmsghdr *g;
+
+	memset(buf, 0, REQ_BUF);
+	nlh = mnl_nlmsg_put_header(buf);
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;

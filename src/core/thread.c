@@ -24,6 +24,7 @@ struct bp_loop_thread {
 	int start_err;
 	char start_msg[256];
 	/* end */
+	bool join_requested;      /* under lock: bp_loop_thread_join was called */
 	void (*teardown)(struct bp_loop *, void *);
 	void *teardown_arg;
 	int run_err;
@@ -60,6 +61,15 @@ static void *loop_thread_main(void *arg)
 	if (err)
 		return NULL;
 	t->run_err = bp_loop_run(t->loop);
+	/*
+	 * A run that failed (the backend's wait) ends before anyone asked it to: the loop
+	 * must live on until the join, which stops it, and other threads may still post
+	 * to it meanwhile. Freeing it here was a use after free in the join.
+	 */
+	pthread_mutex_lock(&t->lock);
+	while (!t->join_requested)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
 	if (t->teardown)
 		t->teardown(t->loop, t->teardown_arg);
 	bp_loop_destroy(t->loop);
@@ -117,6 +127,10 @@ int bp_loop_thread_join(struct bp_loop_thread *t, void (*teardown)(struct bp_loo
 	t->teardown_arg = arg;
 	atomic_thread_fence(memory_order_release);
 	bp_loop_stop(t->loop);
+	pthread_mutex_lock(&t->lock);
+	t->join_requested = true;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
 	pthread_join(t->tid, NULL);
 	ret = t->run_err;
 	pthread_mutex_destroy(&t->lock);

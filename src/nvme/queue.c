@@ -75,10 +75,18 @@ void nvmet_send_c2h(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t 
 	struct bp_nvme_tcp_data d = { .cccid = cmd->cid, .offset = 0, .length = data_len };
 	bool success = q->sqflow_off;
 	uint8_t flags = BP_NVME_TCP_F_LAST | (success ? BP_NVME_TCP_F_SUCCESS : 0);
-	uint8_t *p = nvmet_tx_reserve(q, BP_NVME_TCP_MAX_HDR);
-	size_t hl = bp_nvme_tcp_data_encode(p, BP_NVME_TCP_C2H_DATA, &d, flags, q->hdgst, q->ddgst, q->hpda);
+	uint8_t *p;
+	size_t hl;
 	uint32_t crc = 0;
 
+	/* Nothing to transfer (an SGL of length 0): a C2HData must carry data, so the
+	 * CapsuleResp alone completes the command. */
+	if (!data_len) {
+		nvmet_complete(q, cmd, 0, 0);
+		return;
+	}
+	p = nvmet_tx_reserve(q, BP_NVME_TCP_MAX_HDR);
+	hl = bp_nvme_tcp_data_encode(p, BP_NVME_TCP_C2H_DATA, &d, flags, q->hdgst, q->ddgst, q->hpda);
 	nvmet_tx_commit(q, hl);
 	if (buf_len > data_len)
 		buf_len = data_len;

@@ -380,13 +380,22 @@ static void thread_go(struct bp_loop *loop, void *arg)
 	uint64_t now = bp_now_ns();
 
 	t->phase = PH_WARMUP;
-	if (t->measure_at_ns <= now)
+	/*
+	 * A thread starved past the planned start (a loaded machine, spinning peers)
+	 * still measures its whole duration, from when it really starts: otherwise
+	 * its start and end timers fire back to back and it measures nothing.
+	 */
+	if (t->measure_at_ns < now) {
+		if (t->end_at_ns)
+			t->end_at_ns += now - t->measure_at_ns;
+		t->measure_at_ns = now;
+	}
+	if (t->measure_at_ns == now)
 		phase_measure(loop, t);
 	else
 		bp_timer_start(loop, &t->t_measure, (t->measure_at_ns - now) / 1000, phase_measure, t);
 	if (t->end_at_ns)
-		bp_timer_start(loop, &t->t_end, t->end_at_ns > now ? (t->end_at_ns - now) / 1000 : 0,
-			       on_end_timer, t);
+		bp_timer_start(loop, &t->t_end, (t->end_at_ns - now) / 1000, on_end_timer, t);
 	for (int i = 0; i < t->nflows; i++)
 		if (t->flows[i].state == CF_IDLE && thread_may_send(t))
 			flow_send_request(&t->flows[i]);

@@ -42,7 +42,7 @@ struct rr_sthread {
 	int idx;
 	struct bp_loop_thread *lt;
 	struct bp_loop *loop;
-	struct rr_sflow *flows;   /* data flows served on this thread */
+	struct rr_sflow *flows;   /* every flow on this thread (freed at stop if still open) */
 	struct {
 		uint64_t run_id;
 		uint64_t tx;
@@ -312,8 +312,7 @@ static void flow_release(struct rr_sflow *f)
 {
 	struct rr_server *s = f->t->s;
 
-	if (f->state == SF_DATA)
-		flow_unlink(f);
+	flow_unlink(f);
 	if (f->run) {
 		atomic_fetch_add(&f->run->closed_tx, f->tx);
 		run_put(s, f->run);
@@ -377,10 +376,6 @@ static size_t flow_hello(struct rr_sflow *f, const uint8_t *data, size_t len)
 		f->req = h.request_size;
 		f->resp = h.response_size;
 		f->state = SF_DATA;
-		f->next = f->t->flows;
-		if (f->next)
-			f->next->prev = f;
-		f->t->flows = f;
 	}
 	ack.napi_id = bp_conn_napi_id(f->conn);
 	bp_rr_ack_encode(&ack, buf);
@@ -465,7 +460,12 @@ static void adopt_flow(struct bp_loop *loop, int fd, void *arg)
 	if (bp_conn_adopt(loop, fd, &sflow_ops, f, &f->conn)) {
 		server_log(t->s, "%s", bp_last_error());
 		free(f);
+		return;
 	}
+	f->next = t->flows;
+	if (f->next)
+		f->next->prev = f;
+	t->flows = f;
 }
 
 static void on_accept(struct bp_listener *l, int fd, void *arg)
@@ -637,10 +637,21 @@ uint16_t rr_server_port(const struct rr_server *s)
 	return s->port;
 }
 
+/* On each thread at stop: the loop closes its conns without on_close, so the flows still
+ * open (a client that had not hung up yet) are released here. */
+static void thread_teardown(struct bp_loop *loop, void *arg)
+{
+	struct rr_sthread *t = bp_loop_data(loop);
+
+	(void)arg;
+	while (t->flows)
+		flow_release(t->flows);
+}
+
 void rr_server_stop(struct rr_server *s)
 {
 	for (int i = 0; i < s->n; i++)
-		bp_loop_thread_join(s->th[i].lt, NULL, NULL);
+		bp_loop_thread_join(s->th[i].lt, thread_teardown, NULL);
 	bp_placer_destroy(s->placer);
 	free(s->response);
 	pthread_mutex_destroy(&s->runs_lock);

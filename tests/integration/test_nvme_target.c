@@ -398,7 +398,7 @@ static void test_malformed(struct bp_nvmet *t)
 	struct bp_nvmeh_opts o = host_opts(HOST_A, false);
 	struct bp_nvmeh_ctrl *c = ctrl_up(&o, 4);
 	struct bp_nvmeh_queue *q1;
-	uint8_t b[512], sqe[64], data[4096];
+	uint8_t b[1024], sqe[64], data[4096]; /* b: up to a 24-byte H2CData header + 512 bytes */
 	int fd;
 
 	BPT_CHECK(bp_nvmeh_ctrl_io_queue(c, loop, 1, &q1) == 0, "io queue 1");

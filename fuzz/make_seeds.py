@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seeds of fuzz/corpus/{mode,rr_proto}/ (run from anywhere).
+
+The seeds are small valid and near-valid inputs, so the fuzzer starts from the
+accepted paths; the files are committed, this only documents where they came from.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+MODES = [
+    "epoll:block", "epoll:napi", "epoll:napi,usecs=64,budget=8,prefer",
+    "epoll:napi,usecs=0,prefer=1", "epoll:spin", "epoll:hybrid,period=100",
+    "epoll:suspend,usecs=0,budget=64,defer=100,gro-flush=20000,suspend=2000000",
+    "uring:block,setup=defer", "uring:napi,usecs=64,prefer,tracking=static,setup=coop",
+    "uring:spin,setup=plain", "uring:hybrid,period=100,setup=defer",
+    "uring:sqpoll,idle=1000,napi=0", "uring:sqpoll,napi=10000",
+    # refusals, one per kind of message
+    "epoll:napi,usecs=99999999999999999999", "epoll:napi,budget=-1", "epoll:napi,usecs=0",
+    "epoll:napi,foo=1", "uring:sqpoll,setup=plain", "epoll:suspend,prefer", "epoll:napi,,",
+    "epoll:napi,usecs=1,usecs=2", "uring:napi,tracking=sometimes", "epoll", "bogus:block",
+    "epoll:block,usecs=1", "epoll:napi,prefer=2", "epoll: napi",
+]
+
+MAGIC = 0x52525042
+
+
+def hello(kind=0, flags=0, req=64, resp=64, run_id=0x1122334455667788, flow=1, version=1):
+    return struct.pack("<IHBBIIQII", MAGIC, version, kind, flags, req, resp, run_id, flow, 0)
+
+
+def stats(mode=b"epoll:napi,usecs=64,budget=8", n_napi=2):
+    b = struct.pack("<IHH", MAGIC, 1, 0)
+    b += struct.pack("<13Q", *range(1, 14))
+    b += struct.pack("<II", 2, n_napi)
+    b += struct.pack("<8I", *([8193, 8194] + [0] * 6))
+    b += mode.ljust(128, b"\0")
+    return b
+
+
+PP_MAGIC = 0x47505042
+
+
+def pp_hdr(typ, length, seq=7, flags=0, client_ts=123456789, srv=(0, 0, 0), prev_seq=0):
+    return struct.pack("<IBBHIIQQIIQ", PP_MAGIC, 1, typ, flags, length, srv[0], seq, client_ts,
+                       srv[1], srv[2], prev_seq)
+
+
+def pp_ctl(typ, cmd, text=b"", status=0, stats=(0,) * 13):
+    body = struct.pack("<IIIiII", cmd, status, 1, 1, 0, 8193)
+    body += struct.pack("<13Q", *stats) + text.ljust(128, b"\0")
+    return pp_hdr(typ, 48 + 256) + body
+
+
+if __name__ == "__main__":
+    for i, m in enumerate(MODES):
+        write("mode", "%02d" % i, m)
+    # rr_proto: first byte selects the record (0 hello, 1 ack, 2 command, 3 STATS)
+    write("rr_proto", "hello-data", b"\0" + hello())
+    write("rr_proto", "hello-control-udp", b"\0" + hello(kind=1, flags=1, req=8, resp=65507))
+    write("rr_proto", "hello-bad-version", b"\0" + hello(version=2))
+    write("rr_proto", "ack-ok", b"\1" + struct.pack("<IHHII", MAGIC, 1, 0, 8193, 0))
+    write("rr_proto", "ack-busy", b"\1" + struct.pack("<IHHII", MAGIC, 1, 6, 0, 0))
+    write("rr_proto", "cmd-start", b"\2" + struct.pack("<IIQ", MAGIC, 1, 42))
+    write("rr_proto", "cmd-stop", b"\2" + struct.pack("<IIQ", MAGIC, 2, 42))
+    write("rr_proto", "stats", b"\3" + stats())
+    write("rr_proto", "stats-too-many-napi", b"\3" + stats(n_napi=9))
+    # pingpong_proto: selector bit 7 = control message, (sel >> 1) % 5 = wanted type
+    # (0 any), bit 0 = a whole datagram
+    write("pingpong_proto", "request-stream", b"\x00" + pp_hdr(1, 64) + bytes(range(16)))
+    write("pingpong_proto", "request-dgram", b"\x03" + pp_hdr(1, 48))
+    write("pingpong_proto", "reply", b"\x04" + pp_hdr(2, 48, flags=5, srv=(10, 20, 30), prev_seq=6))
+    write("pingpong_proto", "bad-length", b"\x00" + pp_hdr(1, 47))
+    write("pingpong_proto", "ctl-hello", b"\x88" + pp_ctl(3, 1))
+    write("pingpong_proto", "ctl-set-mode", b"\x88" + pp_ctl(3, 2, b"epoll:napi,usecs=64,budget=8"))
+    write("pingpong_proto", "ctl-stop-reply", b"\x8a" + pp_ctl(4, 4, b"epoll:block", stats=tuple(range(13))))
