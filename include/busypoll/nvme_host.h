@@ -93,13 +93,28 @@ struct bp_loop *bp_nvmeh_queue_loop(const struct bp_nvmeh_queue *q);
  */
 int bp_nvmeh_submit(struct bp_nvmeh_queue *q, const uint8_t sqe[64], void *buf, uint32_t len, bool to_ctrl,
 		    bp_nvmeh_done_fn done, void *arg);
+/*
+ * A batch of completions: fn(arg) runs on the loop's thread at the end of every
+ * receive pass in which at least one command completed, after all their done
+ * callbacks ran (like io_getevents returning what had arrived). The place to
+ * reap those completions together and submit the next commands in one send.
+ * It may submit, cork/uncork or close the queue. NULL turns it off.
+ */
+typedef void (*bp_nvmeh_batch_fn)(void *arg);
+void bp_nvmeh_queue_set_batch_fn(struct bp_nvmeh_queue *q, bp_nvmeh_batch_fn fn, void *arg);
 /* Batching: while corked, submissions collect and leave in one send at uncork. */
 void bp_nvmeh_cork(struct bp_nvmeh_queue *q);
 void bp_nvmeh_uncork(struct bp_nvmeh_queue *q);
 /* bp_nvmeh_queue_close - close the connection; outstanding commands get err -ECANCELED. Frees q. */
 void bp_nvmeh_queue_close(struct bp_nvmeh_queue *q);
-/* Why the queue failed (a one-line message), "" otherwise. */
+/*
+ * Why the queue failed (a one-line message), "" otherwise. A refused Connect is
+ * said in words: the host not allowed, the subsystem NQN unknown, which other
+ * parameter the controller pointed at.
+ */
 const char *bp_nvmeh_queue_error(const struct bp_nvmeh_queue *q);
+/* The queue's socket (getsockname: the port the controller sees), -1 once closed. */
+int bp_nvmeh_queue_fd(const struct bp_nvmeh_queue *q);
 
 /* Read/Write/Flush SQEs (nlb is the number of blocks, 1-based). */
 void bp_nvmeh_sqe_rw(uint8_t sqe[64], bool write, uint32_t nsid, uint64_t slba, uint32_t nlb);
@@ -160,6 +175,11 @@ int bp_nvmeh_prop_get(struct bp_nvmeh_ctrl *c, uint32_t offset, int size, uint64
 int bp_nvmeh_prop_set(struct bp_nvmeh_ctrl *c, uint32_t offset, uint32_t value);
 /* bp_nvmeh_ctrl_disconnect - CC.SHN normal shutdown, wait for SHST, close the admin queue, free. */
 void bp_nvmeh_ctrl_disconnect(struct bp_nvmeh_ctrl *c);
+/*
+ * bp_nvmeh_ctrl_close - close the admin queue without a shutdown and free: for a
+ * controller that failed or stopped answering (a shutdown would wait for it).
+ */
+void bp_nvmeh_ctrl_close(struct bp_nvmeh_ctrl *c);
 
 /*
  * bp_nvmeh_run_until - run loop until *flag or timeout_ms passed. Returns 0 or

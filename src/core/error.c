@@ -6,7 +6,7 @@
 
 #include "core/internal.h"
 
-static __thread char last_error[256];
+static __thread char last_error[512];
 
 const char *bp_last_error(void)
 {

@@ -288,3 +288,11 @@ void bp_nvmeh_ctrl_disconnect(struct bp_nvmeh_ctrl *c)
 	bp_nvmeh_queue_close(c->admin);
 	free(c);
 }
+
+void bp_nvmeh_ctrl_close(struct bp_nvmeh_ctrl *c)
+{
+	if (!c)
+		return;
+	bp_nvmeh_queue_close(c->admin);
+	free(c);
+}

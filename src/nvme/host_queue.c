@@ -50,7 +50,7 @@ struct bp_nvmeh_queue {
 	enum hq_sub sub;
 	int err;
 	uint16_t connect_status;
-	char errmsg[200];
+	char errmsg[512];
 	struct bp_nvme_tcp_rx_cfg rx;
 	bool hdgst, ddgst;
 	uint8_t cpda;
@@ -67,6 +67,9 @@ struct bp_nvmeh_queue {
 	bool ka_outstanding;
 	int in_cb;              /* >0 inside our callbacks: a close waits until they unwind */
 	bool free_requested;
+	uint32_t finished_in_pass;  /* commands completed in the current receive pass */
+	bp_nvmeh_batch_fn batch_fn;
+	void *batch_arg;
 };
 
 static void hq_free(struct bp_nvmeh_queue *q);
@@ -187,6 +190,7 @@ static void cmd_finish(struct bp_nvmeh_queue *q, struct hcmd *c, const struct bp
 	c->next_free = q->free_head;
 	q->free_head = (uint16_t)(c - q->cmds);
 	q->inflight--;
+	q->finished_in_pass++;
 	if (done)
 		done(arg, cqe, 0);
 }
@@ -327,6 +331,50 @@ static void ka_tick(struct bp_loop *loop, void *arg)
 
 /* ---- receiving ---- */
 
+/*
+ * connect_refusal - why Connect was refused, in words: the status and, for
+ * Invalid Parameters, which parameter the controller pointed at (the result's
+ * IATTR/IPO: an offset in the Connect data or in the SQE).
+ */
+static void connect_refusal(struct bp_nvmeh_queue *q, uint16_t status, uint32_t result)
+{
+	char s[96];
+	uint32_t ipo = result & 0xffff;
+	bool in_data = result >> 16 & 1;
+	const char *what = NULL;
+
+	bp_nvme_status_str(status, s, sizeof(s));
+	if ((status & 0x7ff) == BP_NVME_SC_CONNECT_INVALID_HOST) {
+		snprintf(q->errmsg, sizeof(q->errmsg), "queue %u: Connect refused: host NQN '%.120s' is not allowed into '%.120s' (%s)",
+			 q->qid, q->o.hostnqn, q->o.subnqn, s);
+		return;
+	}
+	if ((status & 0x7ff) == BP_NVME_SC_CONNECT_INVALID_PARAM) {
+		if (in_data && ipo >= BP_NVMF_CD_SUBNQN && ipo < BP_NVMF_CD_SUBNQN + BP_NVMF_NQN_LEN) {
+			snprintf(q->errmsg, sizeof(q->errmsg),
+				 "queue %u: Connect refused: the controller does not serve subsystem NQN '%.120s' (%s)", q->qid,
+				 q->o.subnqn, s);
+			return;
+		}
+		if (in_data && ipo >= BP_NVMF_CD_HOSTNQN && ipo < BP_NVMF_CD_HOSTNQN + BP_NVMF_NQN_LEN)
+			what = "the host NQN";
+		else if (in_data && ipo >= BP_NVMF_CD_CNTLID && ipo < BP_NVMF_CD_CNTLID + 2)
+			what = "the controller ID (no such controller)";
+		else if (in_data && ipo < BP_NVMF_CD_CNTLID)
+			what = "the host identifier";
+		else if (!in_data && ipo == 42)
+			what = "the queue ID (more I/O queues than the controller granted)";
+		else if (!in_data && ipo == 44)
+			what = "the queue size (deeper than the controller allows)";
+		else if (!in_data && ipo == 40)
+			what = "the record format";
+	}
+	if (what)
+		snprintf(q->errmsg, sizeof(q->errmsg), "queue %u: Connect refused: %s (%s)", q->qid, what, s);
+	else
+		snprintf(q->errmsg, sizeof(q->errmsg), "queue %u: Connect refused: %s (result 0x%08x)", q->qid, s, result);
+}
+
 static void connect_done(void *arg, const struct bp_nvme_cqe *cqe, int err)
 {
 	struct bp_nvmeh_queue *q = arg;
@@ -334,11 +382,12 @@ static void connect_done(void *arg, const struct bp_nvme_cqe *cqe, int err)
 	if (err)
 		return;
 	if (cqe->status) {
-		char s[96];
+		char msg[sizeof(q->errmsg)];
 
 		q->connect_status = cqe->status;
-		hq_fail(q, -ECONNREFUSED, "queue %u: Connect refused: %s (result 0x%08x)", q->qid,
-			bp_nvme_status_str(cqe->status, s, sizeof(s)), (uint32_t)cqe->result);
+		connect_refusal(q, cqe->status, (uint32_t)cqe->result);
+		memcpy(msg, q->errmsg, sizeof(msg));
+		hq_fail(q, -ECONNREFUSED, "%s", msg);
 		return;
 	}
 	q->cntlid = (uint16_t)cqe->result;
@@ -488,6 +537,7 @@ static size_t hq_recv(struct bp_conn *conn, const uint8_t *data, size_t len)
 	size_t off = 0;
 
 	q->in_cb++;
+	q->finished_in_pass = 0;
 	while (off < len && q->conn) {
 		struct bp_nvme_tcp_pdu pdu;
 		struct bp_nvme_tcp_err err;
@@ -531,6 +581,8 @@ static size_t hq_recv(struct bp_conn *conn, const uint8_t *data, size_t len)
 			break;
 		}
 	}
+	if (q->finished_in_pass && q->batch_fn && q->state == BP_NVMEH_READY)
+		q->batch_fn(q->batch_arg);
 	if (q->conn && !q->corked)
 		hq_flush(q);
 	if (!hq_cb_exit(q) || !q->conn)
@@ -621,6 +673,13 @@ uint32_t bp_nvmeh_queue_inflight(const struct bp_nvmeh_queue *q) { return q->inf
 uint32_t bp_nvmeh_queue_depth(const struct bp_nvmeh_queue *q) { return q->depth; }
 struct bp_loop *bp_nvmeh_queue_loop(const struct bp_nvmeh_queue *q) { return q->loop; }
 const char *bp_nvmeh_queue_error(const struct bp_nvmeh_queue *q) { return q->errmsg; }
+int bp_nvmeh_queue_fd(const struct bp_nvmeh_queue *q) { return q->conn ? bp_conn_fd(q->conn) : -1; }
+
+void bp_nvmeh_queue_set_batch_fn(struct bp_nvmeh_queue *q, bp_nvmeh_batch_fn fn, void *arg)
+{
+	q->batch_fn = fn;
+	q->batch_arg = arg;
+}
 
 static bool ready_or_failed(const struct bp_nvmeh_queue *q)
 {

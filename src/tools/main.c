@@ -20,6 +20,7 @@ static const struct subcommand subcommands[] = {
 	{ "napi", cmd_napi, "per-NAPI settings (netdev netlink) and the device-wide sysfs knobs" },
 	{ "pingpong", cmd_pingpong, "round trips with a timestamped payload: --matrix, --breakdown" },
 	{ "target", cmd_target, "an NVMe/TCP target (nvmet-tcp class) with poll mode, for the Linux host and nvme-cli" },
+	{ "perf", cmd_perf, "fio for NVMe/TCP: a userspace initiator, fio's options, every wait mode, --sweep" },
 };
 
 void bp_tool_error(const char *sub, const char *fmt, ...)

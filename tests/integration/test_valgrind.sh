@@ -4,7 +4,7 @@
 # (valgrind 3.19 blocks in io_uring_enter under its global lock, so the uring modes
 # stay with `make test-asan`): modes, rr server and client over loopback, compare on
 # loopback, pingpong server and clients, the NVMe/TCP target with a file and a ram
-# namespace and, as root, testbed up/status/down and napi list on the bed. Any memcheck
+# namespace driven by perf (the initiator, also under valgrind) and, as root, testbed up/status/down and napi list on the bed. Any memcheck
 # error, or a definite leak, fails the test; possible and reachable leaks are only
 # listed. Skips (77) without valgrind and for a sanitizer build (ASan and valgrind
 # cannot share a process).
@@ -138,21 +138,26 @@ if start_server pp-server 'listening' "$bp" pingpong --server --bind 127.0.0.1 -
 	stop_server pp-server "busypoll pingpong --server (stopped by SIGINT)"
 fi
 
-# 5. target: a file namespace (nsid 1) and a ram one, written and read for a second
-#    each by the library's initiator (bench_nvme_qd, not under valgrind), then SIGINT
-qd=$(dirname "$bp")/bench/bench_nvme_qd
-if [ -x "$qd" ]; then
-	port=$(free_port)
-	nqn=nqn.2024-01.io.busypoll:valgrind
-	if start_server target 'listening' "$bp" target --listen "127.0.0.1:$port" --nqn "$nqn" \
-		--ns "file:$tmp/ns.img,size=8M" --ns ram:8M --mode epoll:block; then
-		"$qd" "127.0.0.1:$port" "$nqn" 4 1 4096 epoll:block write >"$tmp/qd.out" 2>&1 &&
-			"$qd" "127.0.0.1:$port" "$nqn" 4 1 4096 epoll:block >>"$tmp/qd.out" 2>&1 ||
-			{ echo "FAIL: bench_nvme_qd against the target: $(cat "$tmp/qd.out")" >&2; failed=$((failed + 1)); }
-		stop_server target "busypoll target (file and ram namespaces, writes and reads, SIGINT)"
+# 5. target and perf: a file namespace (nsid 1) and a ram one, written with --verify and
+#    read back by busypoll perf (itself under valgrind for the file namespace: the
+#    initiator, its jobs and the verify stamps), then the target stopped with SIGINT
+port=$(free_port)
+nqn=nqn.2024-01.io.busypoll:valgrind
+if start_server target 'listening' "$bp" target --listen "127.0.0.1:$port" --nqn "$nqn" \
+	--ns "file:$tmp/ns.img,size=8M" --ns ram:8M --mode epoll:block; then
+	"${VG[@]}" --log-file="$tmp/perf.vg" "$bp" perf --target "127.0.0.1:$port" --nqn "$nqn" --nsid 1 \
+		--rw randrw --verify --size 1M --iodepth 4 --iodepth-batch 2 --numjobs 2 --runtime 1 \
+		--mode epoll:block -q >"$tmp/perf.out" 2>&1
+	st=$?
+	check "busypoll perf (randrw --verify, 2 jobs, file namespace)" $st "$tmp/perf.vg"
+	if [ $st -eq 0 ] && ! grep -q 'no mismatch' "$tmp/perf.out"; then
+		echo "FAIL: perf printed no verified result: $(head -c 500 "$tmp/perf.out")" >&2
+		failed=$((failed + 1))
 	fi
-else
-	echo "skip target under valgrind: no $qd to drive it"
+	"$bp" perf --target "127.0.0.1:$port" --nqn "$nqn" --nsid 2 --rw randrw --verify --size 1M \
+		--iodepth 8 --runtime 1 -q >>"$tmp/perf.out" 2>&1 ||
+		{ echo "FAIL: busypoll perf against the target: $(cat "$tmp/perf.out")" >&2; failed=$((failed + 1)); }
+	stop_server target "busypoll target (file and ram namespaces, writes and reads, SIGINT)"
 fi
 
 # 6. as root: the test bed (netns, veth, netlink) and napi list on one end

@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `busypoll perf` as a user runs it, against `busypoll target` child processes on
+# loopback ports the kernel picks: bad input exits 2 with one line; a target that
+# is not there, a disallowed host, an unknown NQN, a target killed mid-run
+# (SIGKILL) and one that stops answering (SIGSTOP, --io-timeout) each exit 1 with
+# one line and never hang; Ctrl-C prints partial results and exits 130;
+# --spawn-target with --sweep and two --target-config blocks prints the reference
+# table with the target's CPU; json and csv parse. Timing is never asserted.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+
+NQN=nqn.2024-01.io.busypoll:perfcli
+HOST_A=nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-0000000000aa
+tmp=$(mktemp -d) || exit 1
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# start_target NAME ARGS...: a target on a free port; sets $port and $tpid
+start_target() {
+	local name=$1
+	shift
+	"$BP" target --listen 127.0.0.1:0 --nqn "$NQN" --log-level error "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+	tpid=$!
+	pids+=("$tpid")
+	for _ in $(seq 100); do
+		grep -q 'listening on' "$tmp/$name.err" && break
+		sleep 0.05
+	done
+	port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$tmp/$name.err")
+	[ -n "$port" ] || { fail "target $name did not start: $(cat "$tmp/$name.err")"; exit 1; }
+}
+
+# connected PORT: wait (up to 20 s) until perf holds its admin and an I/O queue connection to PORT
+connected() {
+	for _ in $(seq 200); do
+		[ "$(ss -Htn state established "dport = :$1" 2>/dev/null | wc -l)" -ge 2 ] && return 0
+		sleep 0.1
+	done
+	fail "perf did not connect to port $1 within 20 s"
+}
+
+# expect RC TEXT ARGS...: `busypoll perf ARGS` exits RC with one line on stderr holding TEXT
+expect() {
+	local want=$1 text=$2 got
+	shift 2
+	timeout 60 "$BP" perf "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq "$want" ] || fail "perf $* exited $got, want $want: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "perf $*: want one line, got: $(cat "$tmp/err")"
+	grep -q -- "$text" "$tmp/err" || fail "perf $*: '$text' not in: $(cat "$tmp/err")"
+	grep -q '^busypoll perf: ' "$tmp/err" || fail "perf $*: message lacks the prefix"
+}
+
+# ---- bad input: exit 2, one line ----
+expect 2 "--target ADDR:PORT is required" --nqn "$NQN"
+expect 2 "--rw rw: must be" --target 127.0.0.1:1 --nqn "$NQN" --rw rw
+expect 2 "--iodepth 0" --target 127.0.0.1:1 --nqn "$NQN" --iodepth 0
+expect 2 "unknown option '--bogus'" --target 127.0.0.1:1 --nqn "$NQN" --bogus
+expect 2 "needs --spawn-target" --target 127.0.0.1:1 --nqn "$NQN" --target-config "--poll-period-us 0"
+timeout 10 "$BP" perf --help >"$tmp/out" 2>&1 || fail "--help exited non-zero"
+grep -q -- '--iodepth-batch-complete-min' "$tmp/out" || fail "--help lacks --iodepth-batch-complete-min"
+"$BP" --help | grep -q '^  perf ' || fail "perf is not in busypoll --help"
+
+# ---- a target that is not there ----
+start_target gone --ns ram:1M
+kill -KILL "$tpid"
+wait "$tpid" 2>/dev/null
+expect 1 "connection refused" --target "127.0.0.1:$port" --nqn "$NQN" --runtime 1 -q
+
+# ---- refusals, and what fits the namespace ----
+start_target main --ns ram:16M --allow-host "$HOST_A"
+main_port=$port
+T=(--target "127.0.0.1:$main_port" --nqn "$NQN" -q --runtime 0.5)
+expect 1 "is not allowed into" "${T[@]}" --hostnqn nqn.2014-08.org.nvmexpress:uuid:dddddddd-0000-4000-8000-0000000000dd
+expect 1 "does not serve subsystem NQN 'nqn.x:nope'" --target "127.0.0.1:$main_port" --nqn nqn.x:nope --hostnqn "$HOST_A" -q
+expect 2 "past the end of namespace 1" "${T[@]}" --hostnqn "$HOST_A" --size 1G
+expect 2 "no such namespace" "${T[@]}" --hostnqn "$HOST_A" --nsid 4
+
+# ---- a run, and its formats ----
+timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randrw --rwmixread 70 --iodepth 16 --iodepth_batch=4 \
+	--iodepth_batch_complete_max=16 --verify --size 4M >"$tmp/out" 2>"$tmp/err" || fail "a verified run failed: $(cat "$tmp/err")"
+grep -q 'read   IOPS' "$tmp/out" && grep -q 'write  IOPS' "$tmp/out" || fail "table lacks read/write lines: $(cat "$tmp/out")"
+grep -q 'P99.99' "$tmp/out" || fail "table lacks P99.99"
+grep -q 'blocks checked, no mismatch' "$tmp/out" || fail "table lacks the verify line"
+grep -q 'initiator CPU' "$tmp/out" || fail "table lacks the initiator CPU"
+if command -v python3 >/dev/null; then
+	timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --iodepth 8 --format json >"$tmp/out" ||
+		fail "json run failed"
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["read"]["ios"] > 0 and d["latency_us"]["p99_99"] > 0' \
+		"$tmp/out" || fail "json does not parse or lacks figures: $(head -c 400 "$tmp/out")"
+	timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --format csv >"$tmp/out" || fail "csv run failed"
+	python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); assert len(r)==2 and len(r[0])==len(r[1]), r' \
+		"$tmp/out" || fail "csv header and row differ"
+fi
+# progress lines on stderr, once a second
+timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" --hostnqn "$HOST_A" --runtime 3.5 >/dev/null 2>"$tmp/err" ||
+	fail "progress run failed"
+[ "$(grep -c '^busypoll perf: run' "$tmp/err")" -ge 2 ] || fail "want progress lines: $(cat "$tmp/err")"
+
+# ---- Ctrl-C: partial results, exit 130 ----
+timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --runtime 60 --rw randread --iodepth 4 >"$tmp/out" 2>"$tmp/err" &
+ppid=$!
+connected "$main_port"
+sleep 1
+kill -INT "$ppid"
+wait "$ppid"
+rc=$?
+[ "$rc" -eq 130 ] || fail "Ctrl-C: exit $rc, want 130: $(cat "$tmp/err")"
+grep -q 'interrupted: partial results' "$tmp/out" || fail "Ctrl-C printed no partial result: $(cat "$tmp/out")"
+grep -q 'read   IOPS' "$tmp/out" || fail "Ctrl-C: the partial result lacks figures"
+
+# ---- a target killed mid-run: a clear error, exit 1, no hang ----
+start_target victim --ns ram:16M
+timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --runtime 30 --rw randrw --iodepth 8 \
+	>"$tmp/out" 2>"$tmp/err" &
+ppid=$!
+connected "$port"
+sleep 0.5
+kill -KILL "$tpid"
+wait "$ppid"
+rc=$?
+[ "$rc" -eq 1 ] || fail "target killed: exit $rc, want 1: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "target killed: want one line: $(cat "$tmp/err")"
+grep -q "target 127.0.0.1:$port" "$tmp/err" || fail "target killed: the message does not name the target: $(cat "$tmp/err")"
+
+# ---- a target that stops answering: the command timeout says so ----
+start_target frozen --ns ram:16M
+timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --runtime 30 --rw randread --iodepth 8 \
+	--io-timeout 2 >"$tmp/out" 2>"$tmp/err" &
+ppid=$!
+connected "$port"
+sleep 0.5
+kill -STOP "$tpid"
+wait "$ppid"
+rc=$?
+kill -KILL "$tpid"
+[ "$rc" -eq 1 ] || fail "target stopped: exit $rc, want 1: $(cat "$tmp/err")"
+grep -q "no answer in 2000 ms" "$tmp/err" || fail "target stopped: no timeout message: $(cat "$tmp/err")"
+
+# ---- the reference table: our target spawned per configuration ----
+free_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 14499)
+timeout 120 "$BP" perf --target "127.0.0.1:$free_port" --nqn "$NQN" -q --spawn-target "--ns ram:16M" \
+	--target-config "--poll-period-us 0" --target-config "--poll-period-us 50" --sweep numjobs=1..2 \
+	--rw randrw --rwmixread 100 --iodepth 8 --iodepth-batch 4 --runtime 0.5 >"$tmp/out" 2>"$tmp/err" ||
+	fail "sweep failed: $(cat "$tmp/err")"
+[ "$(grep -c 'threads   IOPS (K)   avg lat (us)   P99.99 (us)' "$tmp/out")" -eq 2 ] || fail "want two blocks: $(cat "$tmp/out")"
+grep -q 'config: --poll-period-us 50' "$tmp/out" || fail "the second block does not name its config"
+awk '$1 ~ /^[12]$/ && NF >= 6 && $6 != "-" { n++ } END { exit n == 4 ? 0 : 1 }' "$tmp/out" ||
+	fail "want four rows with the target's CPU: $(cat "$tmp/out")"
+# the spawned targets are gone
+sleep 0.5
+pgrep -f "poll-period-us .*--nqn $NQN" >/dev/null && fail "a spawned target is still running"
+# a spawn with bad arguments: the target's own message, exit 2
+expect 2 "the spawned target exited (status 2)" --target "127.0.0.1:$free_port" --nqn "$NQN" -q \
+	--spawn-target "--ns ram:1Q"
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails failure(s)" >&2
+	exit 1
+fi
+echo "PASS"

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf's options against fio's meanings (fio HOWTO "I/O depth", init.c
+ * fixup_options, backend.c wait_for_completions): iodepth_batch 0 or above
+ * iodepth = iodepth; complete_min 0 = reap at least one but poll; complete_max
+ * defaults to complete_min and is raised to it; rwmixread 100 is all reads.
+ * Also fio's spellings, the one-line errors, ARGS splitting for --spawn-target,
+ * and the target's counter lines.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tools/perf.h"
+
+static struct perf_opts o;
+static char err[512];
+
+#define T "--target", "127.0.0.1:4420", "--nqn", "nqn.x:y"
+
+static int parse_v(int argc, const char **argv)
+{
+	return perf_parse_opts(argc, (char **)argv, &o, err, sizeof(err));
+}
+#define PARSE(...)                                                          \
+	({                                                                  \
+		const char *argv_[] = { "perf", __VA_ARGS__ };              \
+		parse_v((int)(sizeof(argv_) / sizeof(argv_[0])), argv_);    \
+	})
+#define EXPECT_ERR(want, ...)                                                              \
+	do {                                                                               \
+		assert_int_equal(PARSE(__VA_ARGS__), -EINVAL);                             \
+		if (!strstr(err, want))                                                    \
+			fail_msg("message '%s' does not contain '%s'", err, want);         \
+		assert_null(strchr(err, '\n'));                                            \
+	} while (0)
+
+static void test_fio_defaults(void **state)
+{
+	assert_int_equal(PARSE(T), 0);
+	assert_int_equal(o.rw, PERF_RW_READ);        /* fio: rw=read */
+	assert_int_equal(o.bs, 4096);
+	assert_int_equal(o.iodepth, 1);
+	assert_int_equal(o.numjobs, 1);
+	assert_int_equal(o.rwmixread, 50);
+	assert_int_equal(o.nsid, 1);
+	/* iodepth_batch 1, complete_min 1, complete_max = min: submit one, reap one. */
+	assert_int_equal(o.batch, 1);
+	assert_int_equal(o.reap_min, 1);
+	assert_int_equal(o.reap_max, 1);
+	assert_false(o.reap_poll);
+	assert_false(o.verify);
+	assert_string_equal(o.mode_text, "epoll:block");
+	assert_true(o.runtime_s == 10 && o.ramp_s == 0);
+	assert_int_equal(o.io_timeout_ms, 30000);
+	assert_int_equal(o.format, PERF_FORMAT_TABLE);
+}
+
+/* The reference command, in our spelling and in fio's. */
+static void test_reference(void **state)
+{
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rwmixread", "100", "--bs", "4k", "--iodepth", "32",
+			       "--iodepth-batch", "8", "--iodepth-batch-complete-min", "1",
+			       "--iodepth-batch-complete-max", "32", "--numjobs", "4", "--runtime", "60",
+			       "--ramp-time", "10"),
+			 0);
+	assert_int_equal(o.rw, PERF_RW_RANDRW);
+	assert_int_equal(o.rwmixread, 100);
+	assert_true(perf_rw_reads(&o));
+	assert_false(perf_rw_writes(&o)); /* rwmixread=100: all reads */
+	assert_int_equal(o.batch, 8);
+	assert_int_equal(o.reap_min, 1);
+	assert_int_equal(o.reap_max, 32);
+	assert_int_equal(o.numjobs, 4);
+	assert_true(o.runtime_s == 60 && o.ramp_s == 10);
+
+	assert_int_equal(PARSE(T, "--rw=randrw", "--rwmixread=100", "--bs=4k", "--iodepth=32", "--iodepth_batch=8",
+			       "--iodepth_batch_complete_min=1", "--iodepth_batch_complete_max=32", "--numjobs=2",
+			       "--direct=1", "--time_based", "--runtime=60", "--ramp_time=10"),
+			 0);
+	assert_int_equal(o.batch, 8);
+	assert_int_equal(o.reap_max, 32);
+	assert_true(o.ramp_s == 10);
+}
+
+static void test_batch(void **state)
+{
+	/* 0 = iodepth (HOWTO: "If it is set to 0 the iodepth value will be used"). */
+	assert_int_equal(PARSE(T, "--iodepth", "16", "--iodepth-batch", "0"), 0);
+	assert_int_equal(o.batch, 16);
+	/* above iodepth = iodepth (init.c). */
+	assert_int_equal(PARSE(T, "--iodepth", "16", "--iodepth-batch", "64"), 0);
+	assert_int_equal(o.batch, 16);
+	assert_int_equal(PARSE(T, "--iodepth", "16", "--iodepth_batch_submit", "4"), 0);
+	assert_int_equal(o.batch, 4);
+	EXPECT_ERR("--iodepth-batch -1", T, "--iodepth-batch", "-1");
+}
+
+static void test_complete(void **state)
+{
+	/* complete_min 0: at least one (backend.c forces min_evts 1) but the wait polls. */
+	assert_int_equal(PARSE(T, "--iodepth", "32", "--iodepth-batch-complete-min", "0",
+			       "--iodepth-batch-complete-max", "32"),
+			 0);
+	assert_int_equal(o.reap_min, 1);
+	assert_true(o.reap_poll);
+	assert_int_equal(o.reap_max, 32);
+	/* complete_max defaults to complete_min. */
+	assert_int_equal(PARSE(T, "--iodepth", "32", "--iodepth-batch-complete-min", "8"), 0);
+	assert_int_equal(o.reap_min, 8);
+	assert_int_equal(o.reap_max, 8);
+	assert_false(o.reap_poll);
+	/* complete_max below complete_min is raised to it (init.c), not refused. */
+	assert_int_equal(PARSE(T, "--iodepth", "32", "--iodepth-batch-complete-min", "8",
+			       "--iodepth-batch-complete-max", "4"),
+			 0);
+	assert_int_equal(o.reap_max, 8);
+	/* complete_max 0 = unset. */
+	assert_int_equal(PARSE(T, "--iodepth", "32", "--iodepth-batch-complete-max", "0"), 0);
+	assert_int_equal(o.reap_max, 1);
+	/* Never more than in flight: min(complete_min, cur_depth). */
+	assert_int_equal(PARSE(T, "--iodepth", "4", "--iodepth_batch_complete", "16", "--iodepth_batch_complete_max",
+			       "64"),
+			 0);
+	assert_int_equal(o.reap_min, 4);
+	assert_int_equal(o.reap_max, 4);
+	/* min 0, max 0: one at a time, polling. */
+	assert_int_equal(PARSE(T, "--iodepth", "4", "--iodepth-batch-complete-min", "0"), 0);
+	assert_int_equal(o.reap_min, 1);
+	assert_int_equal(o.reap_max, 1);
+	assert_true(o.reap_poll);
+}
+
+static void test_rwmix(void **state)
+{
+	assert_int_equal(PARSE(T, "--rw", "randrw"), 0);
+	assert_int_equal(o.rwmixread, 50);
+	assert_true(perf_rw_reads(&o) && perf_rw_writes(&o));
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rwmixread", "0"), 0);
+	assert_false(perf_rw_reads(&o));
+	assert_true(perf_rw_writes(&o));
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rwmixwrite", "30"), 0);
+	assert_int_equal(o.rwmixread, 70);
+	assert_int_equal(PARSE(T, "--readwrite", "randrw", "--rwmixread", "70", "--rwmixwrite", "30"), 0);
+	assert_int_equal(o.rwmixread, 70);
+	EXPECT_ERR("do not add up to 100", T, "--rw", "randrw", "--rwmixread", "70", "--rwmixwrite", "70");
+	EXPECT_ERR("--rwmixread 101: must be between 0 and 100", T, "--rw", "randrw", "--rwmixread", "101");
+	EXPECT_ERR("applies to --rw randrw only", T, "--rw", "randread", "--rwmixread", "70");
+	assert_int_equal(PARSE(T, "--rw", "write"), 0);
+	assert_false(perf_rw_reads(&o));
+	assert_int_equal(PARSE(T, "--rw", "randread"), 0);
+	assert_false(perf_rw_writes(&o));
+	EXPECT_ERR("--rw rw: must be read, write, randread, randwrite or randrw", T, "--rw", "rw");
+}
+
+static void test_values(void **state)
+{
+	assert_int_equal(PARSE(T, "--bs", "1M", "--size", "2G", "--offset", "1M", "--runtime", "1m", "--ramp-time",
+			       "500ms", "--io-timeout", "5", "--digest", "hdr,data", "--cpus", "0", "--numjobs", "2",
+			       "--verify", "--format", "json", "--hostnqn", "nqn.h:1", "--nsid", "3", "-q"),
+			 0);
+	assert_int_equal(o.bs, 1u << 20);
+	assert_true(o.size == 2ull << 30 && o.offset == 1u << 20);
+	assert_true(o.runtime_s == 60 && o.ramp_s == 0.5);
+	assert_int_equal(o.io_timeout_ms, 5000);
+	assert_true(o.hdgst && o.ddgst);
+	assert_true(o.verify);
+	assert_int_equal(o.format, PERF_FORMAT_JSON);
+	assert_string_equal(o.hostnqn, "nqn.h:1");
+	assert_int_equal(o.nsid, 3);
+	assert_true(o.quiet);
+	assert_int_equal(PARSE(T, "--digest", "data"), 0);
+	assert_true(!o.hdgst && o.ddgst);
+	assert_int_equal(PARSE(T, "--verify=crc32c"), 0);
+	assert_true(o.verify);
+	EXPECT_ERR("--verify=md5", T, "--verify=md5");
+}
+
+static void test_sweep(void **state)
+{
+	assert_int_equal(PARSE(T, "--sweep", "numjobs=1..8", "--spawn-target", "--ns ram:1G", "--target-config",
+			       "--poll-period-us 0", "--target-config", "--poll-period-us 50"),
+			 0);
+	assert_true(o.sweep && o.sweep_lo == 1 && o.sweep_hi == 8);
+	assert_int_equal(o.nconfigs, 2);
+	assert_string_equal(o.configs[1], "--poll-period-us 50");
+	assert_string_equal(o.spawn_args, "--ns ram:1G");
+	assert_int_equal(PARSE(T, "--sweep", "numjobs=2-3"), 0);
+	assert_true(o.sweep_lo == 2 && o.sweep_hi == 3);
+	assert_int_equal(PARSE(T, "--sweep", "numjobs=4"), 0);
+	assert_true(o.sweep_lo == 4 && o.sweep_hi == 4);
+	EXPECT_ERR("only numjobs", T, "--sweep", "iodepth=1..8");
+	EXPECT_ERR("8 is more than 1", T, "--sweep", "numjobs=8..1");
+	EXPECT_ERR("must be between 1 and 64", T, "--sweep", "numjobs=1..65");
+	EXPECT_ERR("exclusive", T, "--sweep", "numjobs=1..2", "--numjobs", "2");
+	EXPECT_ERR("needs --spawn-target", T, "--target-config", "--poll-period-us 0");
+}
+
+static void test_errors(void **state)
+{
+	EXPECT_ERR("--target ADDR:PORT is required", "--nqn", "n");
+	EXPECT_ERR("--nqn NQN is required", "--target", "x");
+	EXPECT_ERR("--bs 1000: must be a multiple of 512", T, "--bs", "1000");
+	EXPECT_ERR("--bs 0", T, "--bs", "0");
+	EXPECT_ERR("--iodepth 0: must be between 1 and 4096", T, "--iodepth", "0");
+	EXPECT_ERR("--numjobs 65", T, "--numjobs", "65");
+	EXPECT_ERR("--runtime 0: must be more than 0", T, "--runtime", "0");
+	EXPECT_ERR("--runtime 5x: not a time", T, "--runtime", "5x");
+	EXPECT_ERR("--size 1Q: not a size", T, "--size", "1Q");
+	EXPECT_ERR("--size 1000 is smaller than --bs 4096", T, "--size", "1000");
+	EXPECT_ERR("--size 100: must be between 512 bytes", T, "--size", "100");
+	EXPECT_ERR("--offset 100: must be a multiple of 512", T, "--offset", "100");
+	EXPECT_ERR("--digest crc", T, "--digest", "crc");
+	EXPECT_ERR("--direct 0", T, "--direct", "0");
+	EXPECT_ERR("--mode epoll:nope", T, "--mode", "epoll:nope");
+	EXPECT_ERR("--cpus 0,1: 2 CPUs for 1 job", T, "--cpus", "0,1");
+	EXPECT_ERR("unknown option '--bogus'", T, "--bogus");
+	EXPECT_ERR("unexpected argument 'extra'", T, "extra");
+	EXPECT_ERR("--iodepth needs a value", T, "--iodepth");
+	EXPECT_ERR("--format xml: must be table, json or csv", T, "--format", "xml");
+}
+
+static void test_split(void **state)
+{
+	const char *args = "--ns ram:64M  --allow-host 'nqn a:b' \"--nqn\" x\\ y ";
+	char buf[128], *w[8];
+
+	assert_int_equal(perf_split_args(args, buf, w, 8), 6);
+	assert_string_equal(w[0], "--ns");
+	assert_string_equal(w[1], "ram:64M");
+	assert_string_equal(w[3], "nqn a:b");
+	assert_string_equal(w[4], "--nqn");
+	assert_string_equal(w[5], "x y");
+	assert_int_equal(perf_split_args("", buf, w, 8), 0);
+	assert_int_equal(perf_split_args("   ", buf, w, 8), 0);
+	assert_int_equal(perf_split_args("'open", buf, w, 8), -EINVAL);
+	assert_int_equal(perf_split_args("a b c", buf, w, 2), -EINVAL);
+}
+
+static void test_target_line(void **state)
+{
+	char peers[2][64] = { "127.0.0.1:40000", "127.0.0.1:40001" };
+	struct perf_target_stats st = { 0 };
+
+	assert_int_equal(perf_target_parse_line("queue  cntlid qid  thr peer                   state    commands",
+						peers, 2, &st), 0);
+	assert_int_equal(perf_target_parse_line("3      1      1    0   127.0.0.1:40000        live       1000       "
+						"900        100        0        5       409600      3686400        0"
+						"         2000          7",
+						peers, 2, &st), 1);
+	assert_int_equal(perf_target_parse_line("4      1      0    0   127.0.0.1:39999        live         10         "
+						"0          0        0        0            0            0        0"
+						"           10          0",
+						peers, 2, &st), 0);
+	assert_int_equal(perf_target_parse_line("5      -      2    1   127.0.0.1:40001        closed       10         "
+						"10          0        0        0            0        40960        1"
+						"           10          1",
+						peers, 2, &st), 1);
+	assert_int_equal(perf_target_parse_line("total                                            1010", peers, 2, &st),
+			 0);
+	assert_true(st.commands == 1010 && st.reads == 910 && st.writes == 100 && st.r2ts == 5);
+	assert_true(st.bytes_in == 409600 && st.bytes_out == 3686400 + 40960 && st.errors == 1);
+	assert_true(st.poll_passes == 2010 && st.idle_exits == 8 && st.queues == 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fio_defaults), cmocka_unit_test(test_reference), cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_complete),     cmocka_unit_test(test_rwmix),     cmocka_unit_test(test_values),
+		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_errors),    cmocka_unit_test(test_split),
+		cmocka_unit_test(test_target_line),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
