@@ -106,9 +106,12 @@ static pid_t target_start(uint16_t *port, int cycle)
 
 	snprintf(log_path, sizeof(log_path), "%s/target-%d.log", dir, cycle);
 	snprintf(ns, sizeof(ns), "file:%s,size=%lluM", img, (unsigned long long)(nblocks * BS >> 20));
+	pid_t parent = getpid();
+
 	pid = fork();
 	BPT_CHECK(pid >= 0, "fork");
 	if (pid == 0) {
+		bpt_die_with_parent(parent);
 		int out = open("/dev/null", O_WRONLY), err = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -117,6 +120,7 @@ static pid_t target_start(uint16_t *port, int cycle)
 		      "2", "--log-level", "warn", (char *)NULL);
 		_exit(127);
 	}
+	bpt_reap_at_exit(pid);
 	/* It says where it listens once it does. */
 	for (int i = 0; i < 200; i++) {
 		unsigned p = 0;
@@ -136,6 +140,7 @@ static pid_t target_start(uint16_t *port, int cycle)
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	bpt_reaped(pid);
 	BPT_CHECK(false, "busypoll target did not start listening (see %s)", log_path);
 	return -1;
 }
@@ -310,7 +315,9 @@ static void cycle(int c, uint32_t gen)
 	}
 	BPT_CHECK(inflight > 0, "no write in flight to be cut off");
 	kill(pid, SIGKILL);
-	BPT_CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+	BPT_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	bpt_reaped(pid);
+	BPT_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		  "busypoll target did not die of SIGKILL (status 0x%x)", st);
 	{
 		int cut = inflight;
@@ -351,6 +358,7 @@ int main(int argc, char **argv)
 	}
 	BPT_CHECK(cycles >= 1 && mib >= 1, "--cycles and --size");
 	BPT_CHECK(mkdtemp(dir), "mkdtemp");
+	bpt_rmdir_at_exit(dir);
 	snprintf(img, sizeof(img), "%s/ns.img", dir);
 	nblocks = mib << 20 >> 9;
 	lo_gen = calloc(nblocks, sizeof(*lo_gen));
@@ -390,7 +398,9 @@ int main(int argc, char **argv)
 			bp_nvmeh_queue_close(qs[i]);
 		bp_nvmeh_ctrl_disconnect(ctrl);
 		kill(pid, SIGTERM);
-		BPT_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		BPT_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+		bpt_reaped(pid);
+		BPT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 			  "busypoll target did not stop cleanly on SIGTERM (status 0x%x)", st);
 		printf("ok   after the last SIGKILL: %llu blocks verified\n", (unsigned long long)(verified - after_kill));
 	}

@@ -126,6 +126,7 @@ static void child_main(enum server_kind kind, const char *mode_text, int wfd, co
 static struct child child_up(enum server_kind kind, const char *mode_text)
 {
 	struct child c = { 0 };
+	pid_t parent = getpid();
 	int p[2];
 
 	snprintf(c.log, sizeof(c.log), "%s/%s-%d.log", dir, kind == RR ? "rr" : "target", (int)getpid());
@@ -133,10 +134,12 @@ static struct child child_up(enum server_kind kind, const char *mode_text)
 	c.pid = fork();
 	BPT_CHECK(c.pid >= 0, "fork");
 	if (c.pid == 0) {
+		bpt_die_with_parent(parent);
 		close(p[0]);
 		child_main(kind, mode_text, p[1], c.log);
 	}
 	close(p[1]);
+	bpt_reap_at_exit(c.pid);
 	BPT_CHECK(read(p[0], &c.port, sizeof(c.port)) == sizeof(c.port), "the server child did not start (see %s)",
 		  c.log);
 	close(p[0]);
@@ -150,6 +153,7 @@ static void child_down(struct child *c)
 
 	kill(c->pid, SIGTERM);
 	BPT_CHECK(waitpid(c->pid, &st, 0) == c->pid, "waitpid");
+	bpt_reaped(c->pid);
 	BPT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server child ended with status 0x%x", st);
 }
 
@@ -366,6 +370,7 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	BPT_CHECK(mkdtemp(dir), "mkdtemp");
+	bpt_rmdir_at_exit(dir);
 	exhaust(RR, "epoll:block");
 	if (bpt_mode_usable("uring:block", &m))
 		exhaust(RR, "uring:block");

@@ -59,12 +59,13 @@ static double deadline_s;
 static pid_t rr_child(uint16_t *port)
 {
 	int p[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	BPT_CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe");
 	pid = fork();
 	BPT_CHECK(pid >= 0, "fork");
 	if (pid == 0) {
+		bpt_die_with_parent(parent);
 		struct rr_opts o;
 		struct rr_server *s;
 		char err[256];
@@ -93,6 +94,7 @@ static pid_t rr_child(uint16_t *port)
 		_exit(0);
 	}
 	close(p[1]);
+	bpt_reap_at_exit(pid);
 	BPT_CHECK(read(p[0], port, sizeof(*port)) == sizeof(*port), "the rr server child did not start");
 	close(p[0]);
 	return pid;
@@ -317,7 +319,9 @@ static void rr_load(void)
 			  base);
 	}
 	kill(pid, SIGTERM);
-	BPT_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "rr server child: 0x%x",
+	BPT_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	bpt_reaped(pid);
+	BPT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rr server child: 0x%x",
 		  st);
 	printf("connections held: %d\n", n_conns);
 }

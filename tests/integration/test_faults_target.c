@@ -478,6 +478,7 @@ int main(int argc, char **argv)
 		}
 	}
 	BPT_CHECK(mkdtemp(dir), "mkdtemp");
+	bpt_rmdir_at_exit(dir);
 	snprintf(log_path, sizeof(log_path), "%s/target.log", dir);
 	log_file = fopen(log_path, "w+");
 	BPT_CHECK(log_file, "log file");

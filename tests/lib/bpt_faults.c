@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -246,4 +249,78 @@ bool bpt_file_has(const char *path, const char *text)
 		found = strstr(line, text) != NULL;
 	fclose(f);
 	return found;
+}
+
+/* ---- cleaning up on every exit path ---- */
+
+#define BPT_MAX_CLEANUPS 16
+static pid_t cleanup_owner;
+static pid_t children[BPT_MAX_CLEANUPS];
+static char dirs[BPT_MAX_CLEANUPS][256];
+static int n_dirs;
+
+static void cleanup_at_exit(void)
+{
+	if (getpid() != cleanup_owner)
+		return; /* a forked child leaving: not its to clean */
+	for (int i = 0; i < BPT_MAX_CLEANUPS; i++)
+		if (children[i] > 0) {
+			kill(children[i], SIGKILL);
+			waitpid(children[i], NULL, 0);
+			children[i] = 0;
+		}
+	for (int i = n_dirs - 1; i >= 0; i--) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+		char path[600];
+
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(path, sizeof(path), "%s/%s", dirs[i], e->d_name);
+				unlink(path);
+			}
+		if (d)
+			closedir(d);
+		rmdir(dirs[i]);
+	}
+	n_dirs = 0;
+}
+
+static void cleanup_register(void)
+{
+	if (cleanup_owner != getpid()) {
+		cleanup_owner = getpid();
+		atexit(cleanup_at_exit);
+	}
+}
+
+void bpt_reap_at_exit(pid_t pid)
+{
+	cleanup_register();
+	for (int i = 0; i < BPT_MAX_CLEANUPS; i++)
+		if (children[i] <= 0) {
+			children[i] = pid;
+			return;
+		}
+}
+
+void bpt_reaped(pid_t pid)
+{
+	for (int i = 0; i < BPT_MAX_CLEANUPS; i++)
+		if (children[i] == pid)
+			children[i] = 0;
+}
+
+void bpt_die_with_parent(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1); /* the parent died before the line above */
+}
+
+void bpt_rmdir_at_exit(const char *dir)
+{
+	cleanup_register();
+	if (n_dirs < BPT_MAX_CLEANUPS)
+		snprintf(dirs[n_dirs++], sizeof(dirs[0]), "%s", dir);
 }

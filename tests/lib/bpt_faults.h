@@ -68,4 +68,19 @@ void bpt_sleep_ms(int ms);
 /* bpt_file_has - file contains text (a log check). */
 bool bpt_file_has(const char *path, const char *text);
 
+/*
+ * Cleaning up on every exit path. A failed check exits the test (exit(1)) with
+ * servers still running in children and files in /tmp:
+ *  - bpt_reap_at_exit(pid): at exit, SIGKILL that child and reap it (until
+ *    bpt_reaped(pid) says it was waited for normally);
+ *  - bpt_die_with_parent(parent), in the child right after fork: SIGKILL when
+ *    the test process dies however it dies (kept across exec);
+ *  - bpt_rmdir_at_exit(dir): at exit, remove dir and the files in it.
+ * Only the process that registered runs them (children inherit atexit lists).
+ */
+void bpt_reap_at_exit(pid_t pid);
+void bpt_reaped(pid_t pid);
+void bpt_die_with_parent(pid_t parent);
+void bpt_rmdir_at_exit(const char *dir);
+
 #endif
