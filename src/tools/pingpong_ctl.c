@@ -11,40 +11,7 @@
 #include <unistd.h>
 
 #include "tools/pingpong.h"
-
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n;
-
-	do
-		n = poll(&p, 1, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
-static int read_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		int ret = wait_fd(fd, POLLIN, timeout_ms);
-		ssize_t n;
-
-		if (ret)
-			return ret;
-		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (n > 0)
-			got += (size_t)n;
-	}
-	return 0;
-}
+#include "tools/tool_util.h"
 
 int pp_ctl_call(struct pp_ctl *ctl, struct bp_pp_ctl *cmd, struct bp_pp_ctl *reply, char *err,
 		size_t errlen)
@@ -59,7 +26,7 @@ int pp_ctl_call(struct pp_ctl *ctl, struct bp_pp_ctl *cmd, struct bp_pp_ctl *rep
 		snprintf(err, errlen, "control connection to %s: send: %s", ctl->addr_text, strerror(errno));
 		return ret;
 	}
-	ret = read_full(ctl->fd, buf, sizeof(buf), ctl->timeout_ms);
+	ret = tool_read_full(ctl->fd, buf, sizeof(buf), ctl->timeout_ms);
 	if (ret) {
 		snprintf(err, errlen, "control connection to %s: %s", ctl->addr_text,
 			 ret == -ETIMEDOUT ? "no answer in time" :
@@ -103,7 +70,7 @@ int pp_ctl_open(struct pp_ctl *ctl, const struct sockaddr *addr, socklen_t addrl
 		ret = -errno;
 		goto unreachable;
 	}
-	ret = wait_fd(ctl->fd, POLLOUT, timeout_ms);
+	ret = tool_wait_fd(ctl->fd, POLLOUT, timeout_ms);
 	if (!ret && getsockopt(ctl->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr)
 		ret = -soerr;
 	if (ret)

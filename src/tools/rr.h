@@ -18,6 +18,9 @@
 #define RR_DEFAULT_PORT 12867
 #define RR_MAX_THREADS 64
 #define RR_MAX_NAPI_IDS 8
+/* A connection that has not said hello by then is closed: silent or half-open peers
+ * must not hold the server's descriptors for ever. */
+#define RR_HELLO_TIMEOUT_MS 10000
 
 enum rr_format { RR_FORMAT_TABLE, RR_FORMAT_JSON, RR_FORMAT_CSV };
 
@@ -41,6 +44,7 @@ struct rr_opts {
 	double interval_s;        /* -I progress lines (0 = none) */
 	enum rr_format format;
 	bool quiet;               /* no progress or log lines (compare) */
+	uint32_t hello_timeout_ms; /* server: close a connection with no hello by then (default 10 s) */
 };
 
 /* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block. */

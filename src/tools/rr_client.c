@@ -24,6 +24,7 @@
 
 #include "proto/bytes.h"
 #include "tools/rr.h"
+#include "tools/tool_util.h"
 
 #define CONTROL_TIMEOUT_MS 5000
 #define READY_TIMEOUT_NS (15ull * 1000000000ull)
@@ -408,37 +409,6 @@ static void thread_stop_now(struct bp_loop *loop, void *arg)
 
 /* ---- control connection (blocking, on the main thread) ---- */
 
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
-static int read_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLIN, timeout_ms);
-
-		if (ret)
-			return ret;
-		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (n > 0)
-			got += (size_t)n;
-	}
-	return 0;
-}
-
 static int control_open(struct rr_client *cl, int *fdp, char *err, size_t errlen)
 {
 	const struct rr_opts *o = cl->o;
@@ -460,7 +430,7 @@ static int control_open(struct rr_client *cl, int *fdp, char *err, size_t errlen
 		ret = -errno;
 		goto unreachable;
 	}
-	ret = wait_fd(fd, POLLOUT, CONTROL_TIMEOUT_MS);
+	ret = tool_wait_fd(fd, POLLOUT, CONTROL_TIMEOUT_MS);
 	if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr)
 		ret = -soerr;
 	if (ret)
@@ -470,7 +440,7 @@ static int control_open(struct rr_client *cl, int *fdp, char *err, size_t errlen
 		ret = -errno;
 		goto unreachable;
 	}
-	ret = read_full(fd, buf, BP_RR_ACK_LEN, CONTROL_TIMEOUT_MS);
+	ret = tool_read_full(fd, buf, BP_RR_ACK_LEN, CONTROL_TIMEOUT_MS);
 	if (ret)
 		goto unreachable;
 	if (bp_rr_ack_decode(buf, &ack)) {
@@ -768,7 +738,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		struct bp_rr_stats st;
 
 		if (control_cmd(ctl, BP_RR_CMD_STOP, cl->run_id) == 0 &&
-		    read_full(ctl, buf, sizeof(buf), CONTROL_TIMEOUT_MS) == 0 && bp_rr_stats_decode(buf, &st) == 0) {
+		    tool_read_full(ctl, buf, sizeof(buf), CONTROL_TIMEOUT_MS) == 0 && bp_rr_stats_decode(buf, &st) == 0) {
 			struct rr_side *s = &res->server;
 
 			s->valid = true;

@@ -47,6 +47,7 @@ void rr_opts_defaults(struct rr_opts *o)
 	 * `--mode epoll:block` gives (the parser owns the other fields' defaults). The
 	 * zeroed struct above already is epoll:block should the parser ever refuse it.
 	 */
+	o->hello_timeout_ms = RR_HELLO_TIMEOUT_MS;
 	if (bp_mode_parse("epoll:block", &o->mode, err, sizeof(err)) != 0)
 		memset(&o->mode, 0, sizeof(o->mode));
 	bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));

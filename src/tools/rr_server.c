@@ -82,6 +82,7 @@ struct rr_sflow {
 	uint64_t tx;
 	struct rr_ctl *ctl;
 	struct rr_sflow *next, *prev;
+	struct bp_timer hello_deadline;
 };
 
 /* A control connection; outlives its conn while a snapshot is being gathered. */
@@ -312,6 +313,7 @@ static void flow_release(struct rr_sflow *f)
 {
 	struct rr_server *s = f->t->s;
 
+	bp_timer_stop(f->t->loop, &f->hello_deadline);
 	flow_unlink(f);
 	if (f->run) {
 		atomic_fetch_add(&f->run->closed_tx, f->tx);
@@ -324,17 +326,24 @@ static void flow_release(struct rr_sflow *f)
 	free(f);
 }
 
+static const char *flow_peer(const struct rr_sflow *f, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	snprintf(buf, len, "?");
+	if (getpeername(bp_conn_fd(f->conn), (struct sockaddr *)&ss, &sl) == 0)
+		bp_format_addr((struct sockaddr *)&ss, buf, len);
+	return buf;
+}
+
 static void refuse(struct rr_sflow *f, int status, const char *why)
 {
 	struct bp_rr_ack ack = { .status = (uint16_t)status };
 	uint8_t buf[BP_RR_ACK_LEN];
-	char peer[64] = "?";
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
+	char peer[64];
 
-	if (getpeername(bp_conn_fd(f->conn), (struct sockaddr *)&ss, &len) == 0)
-		bp_format_addr((struct sockaddr *)&ss, peer, sizeof(peer));
-	server_log(f->t->s, "refused %s: %s", peer, why);
+	server_log(f->t->s, "refused %s: %s", flow_peer(f, peer, sizeof(peer)), why);
 	bp_rr_ack_encode(&ack, buf);
 	bp_conn_send(f->conn, buf, sizeof(buf));
 	f->state = SF_REFUSED;
@@ -377,6 +386,7 @@ static size_t flow_hello(struct rr_sflow *f, const uint8_t *data, size_t len)
 		f->resp = h.response_size;
 		f->state = SF_DATA;
 	}
+	bp_timer_stop(f->t->loop, &f->hello_deadline);
 	ack.napi_id = bp_conn_napi_id(f->conn);
 	bp_rr_ack_encode(&ack, buf);
 	bp_conn_send(f->conn, buf, sizeof(buf));
@@ -444,6 +454,20 @@ static void flow_close(struct bp_conn *c, int err, const char *syscall)
 
 static const struct bp_conn_ops sflow_ops = { .on_recv = flow_recv, .on_close = flow_close };
 
+/* No hello in time: a silent, trickling or half-open peer; free its descriptor. */
+static void hello_expired(struct bp_loop *loop, void *arg)
+{
+	struct rr_sflow *f = arg;
+	char peer[64];
+
+	if (f->state != SF_HELLO)
+		return;
+	server_log(f->t->s, "closing %s: no hello within %u ms", flow_peer(f, peer, sizeof(peer)),
+		   f->t->s->o.hello_timeout_ms);
+	bp_conn_close(f->conn);
+	flow_release(f);
+}
+
 static void adopt_flow(struct bp_loop *loop, int fd, void *arg)
 {
 	struct rr_sthread *t = bp_loop_data(loop);
@@ -466,6 +490,8 @@ static void adopt_flow(struct bp_loop *loop, int fd, void *arg)
 	if (f->next)
 		f->next->prev = f;
 	t->flows = f;
+	if (t->s->o.hello_timeout_ms)
+		bp_timer_start(loop, &f->hello_deadline, (uint64_t)t->s->o.hello_timeout_ms * 1000, hello_expired, f);
 }
 
 static void on_accept(struct bp_listener *l, int fd, void *arg)

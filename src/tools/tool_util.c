@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the busypoll subcommands (contract in tools/tool_util.h). */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <unistd.h>
 
@@ -220,4 +222,35 @@ volatile sig_atomic_t *tool_catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return &stop_flag;
+}
+
+int tool_wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n;
+		int ret = tool_wait_fd(fd, POLLIN, timeout_ms);
+
+		if (ret)
+			return ret;
+		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	return 0;
 }

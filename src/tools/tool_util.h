@@ -72,4 +72,15 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
  */
 volatile sig_atomic_t *tool_catch_stop_signals(void);
 
+/*
+ * tool_wait_fd - poll one fd for events. 0 when ready, -ETIMEDOUT, or -errno;
+ * -EINTR on a signal, not restarted, so a Ctrl-C ends a wait on a silent peer.
+ */
+int tool_wait_fd(int fd, short events, int timeout_ms);
+/*
+ * tool_read_full - len bytes from a non-blocking socket, each wait bounded by
+ * timeout_ms. 0, -ECONNRESET when the peer closed, -ETIMEDOUT, -EINTR, -errno.
+ */
+int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms);
+
 #endif

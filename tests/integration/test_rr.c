@@ -41,6 +41,7 @@ static struct rr_server *server_up(const struct bp_mode *m, const char *text, in
 	so.server = true;
 	so.port = 0; /* any free port */
 	so.threads = threads;
+	so.hello_timeout_ms = 500; /* the silent-client check below waits for it */
 	snprintf(so.host, sizeof(so.host), "127.0.0.1");
 	BPT_CHECK(rr_server_start(&so, &s, err, sizeof(err)) == 0, "%s: server: %s", text, err);
 	return s;
@@ -131,6 +132,24 @@ static void refused_hellos(uint16_t port)
 		BPT_CHECK(poll(&p, 1, 5000) == 1 && recv(fd, ack, 1, 0) == 0, "%s: connection left open", cases[i].what);
 		close(fd);
 	}
+}
+
+/* A client that connects and says nothing is closed at the hello deadline. */
+static void silent_client_closed(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct pollfd p;
+	uint64_t t0 = bpt_now_ns();
+	char b;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	BPT_CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect: %s", strerror(errno));
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	BPT_CHECK(poll(&p, 1, 5000) == 1 && recv(fd, &b, 1, 0) == 0, "a silent client was not closed within 5 s");
+	BPT_CHECK(bpt_now_ns() - t0 >= 400000000ull, "closed after %.0f ms, before the 500 ms hello deadline",
+		  (double)(bpt_now_ns() - t0) / 1e6);
+	close(fd);
 }
 
 /* A client process killed mid-run (no STOP, flows torn down by the kernel). */
@@ -226,6 +245,7 @@ int main(int argc, char **argv)
 	printf("ok   1000 flows on one thread: %llu transactions\n", (unsigned long long)res.transactions);
 
 	refused_hellos(rr_server_port(s));
+	silent_client_closed(rr_server_port(s));
 	client_killed_mid_run(&m, "epoll:block", s);
 	base_opts(&o, &m, "epoll:block");
 	client_run(&o, s, "after refused hellos and a killed client");
