@@ -97,9 +97,9 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			if (!c->proof_missing)
 				continue;
 			mode_label(r, c, label, sizeof(label));
-			fprintf(out, "! %s, %d flows: a busy-poll mode, but under %.2f BusyPollRxPackets per "
+			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
 				     "transaction on the %s: kernel busy polling (almost) never ran%s\n",
-				label, c->flows, CMP_PROOF_MIN,
+				label, c->flows, c->flows == 1 ? "" : "s", CMP_PROOF_MIN,
 				c->busy_poll_mode_client && c->bprx_client_per_tx < CMP_PROOF_MIN
 					? (c->busy_poll_mode_server && c->bprx_server_per_tx < CMP_PROOF_MIN
 						   ? "client and server"
