@@ -204,7 +204,6 @@ static void snap_finish(struct bp_loop *loop, void *arg)
 	bp_kstats_read(&k);
 	agg.busy_poll_rx = k.busy_poll_rx;
 	agg.net_rx = k.net_rx;
-	ctl->pending_snaps--;
 	if (ctl->flow && ctl->flow->run)
 		agg.transactions += atomic_load(&ctl->flow->run->closed_tx);
 
@@ -237,6 +236,11 @@ static void snap_finish(struct bp_loop *loop, void *arg)
 		bp_rr_stats_encode(&st, buf);
 		bp_conn_send(ctl->flow->conn, buf, sizeof(buf));
 	}
+	/*
+	 * Only now: a send that fails at once closes the control flow, whose release
+	 * must not free ctl while this function still uses it.
+	 */
+	ctl->pending_snaps--;
 	ctl_free_if_done(ctl);
 	free(snap);
 }
