@@ -93,6 +93,20 @@ const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop);
 void *bp_loop_data(const struct bp_loop *loop);
 void bp_loop_set_data(struct bp_loop *loop, void *data);
 
+/*
+ * What a loop's thread has done up to one instant: its CPU time and context
+ * switches (RUSAGE_THREAD) beside the loop's counters. Take two and subtract for
+ * an interval; benchmarks divide by the transactions in between.
+ */
+struct bp_loop_snapshot {
+	uint64_t ns;          /* CLOCK_MONOTONIC when taken */
+	uint64_t utime_us, stime_us;
+	uint64_t nvcsw, nivcsw;
+	struct bp_loop_counters ctr;
+};
+/* bp_loop_snapshot_take - on the loop's own thread (RUSAGE_THREAD is the caller's). */
+void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *s);
+
 /* bp_now_ns - CLOCK_MONOTONIC in ns (vDSO, no syscall). */
 uint64_t bp_now_ns(void);
 

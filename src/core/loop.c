@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -265,4 +266,19 @@ void bp_loop_reap(struct bp_loop *loop, bool force)
 		*lp = l->next_dead;
 		free(l);
 	}
+}
+
+void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *s)
+{
+	struct rusage ru;
+
+	memset(s, 0, sizeof(*s));
+	s->ns = bp_now_ns();
+	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+		s->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
+		s->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
+		s->nvcsw = (uint64_t)ru.ru_nvcsw;
+		s->nivcsw = (uint64_t)ru.ru_nivcsw;
+	}
+	s->ctr = loop->ctr;
 }

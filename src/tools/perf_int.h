@@ -42,13 +42,6 @@ struct perf_io {
 	uint8_t state;
 };
 
-/* What a job measured at one instant (start or end of the measured interval). */
-struct perf_snap {
-	uint64_t ns;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	struct bp_loop_counters ctr;
-};
-
 #define PERF_GEN_BUSY 0x80000000u  /* --verify: an I/O to this unit is in flight */
 #define PERF_GEN_MASK 0x7fffffffu
 
@@ -74,7 +67,7 @@ struct perf_job {
 	struct perf_dir rd, wr;  /* measured */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
-	struct perf_snap start, end;
+	struct bp_loop_snapshot start, end;
 	bool measured_any;
 	struct bp_timer t_measure, t_end, t_poll;
 	uint64_t measure_at_ns, end_at_ns;

@@ -51,20 +51,6 @@ static uint64_t rnd_below(struct perf_job *j, uint64_t n)
 	return (uint64_t)(((unsigned __int128)rnd(j) * n) >> 64);
 }
 
-static void snap_take(struct perf_job *j, struct perf_snap *s)
-{
-	struct rusage ru;
-
-	s->ns = bp_now_ns();
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		s->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		s->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		s->nvcsw = (uint64_t)ru.ru_nvcsw;
-		s->nivcsw = (uint64_t)ru.ru_nivcsw;
-	}
-	s->ctr = *bp_loop_counters(j->loop);
-}
-
 static void job_fail(struct perf_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_fail(struct perf_job *j, const char *fmt, ...)
 {
@@ -421,7 +407,7 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 
 	if (j->phase != PJ_RAMP)
 		return;
-	snap_take(j, &j->start);
+	bp_loop_snapshot_take(j->loop, &j->start);
 	j->measured_any = true;
 	j->phase = PJ_MEASURE;
 }
@@ -430,9 +416,9 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 static void phase_end(struct perf_job *j)
 {
 	if (j->phase == PJ_MEASURE) {
-		snap_take(j, &j->end);
+		bp_loop_snapshot_take(j->loop, &j->end);
 	} else if (j->phase == PJ_RAMP) {
-		snap_take(j, &j->start);
+		bp_loop_snapshot_take(j->loop, &j->start);
 		j->end = j->start;
 	} else if (j->phase != PJ_PREFILL && j->phase != PJ_READBACK && j->phase != PJ_READY) {
 		return;

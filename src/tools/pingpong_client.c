@@ -43,11 +43,6 @@
 
 enum phase { PH_CONNECTING, PH_WARMUP, PH_MEASURE, PH_TAIL, PH_DONE };
 
-struct snapshot {
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	struct bp_loop_counters ctr;
-};
-
 struct crun {
 	const struct pp_opts *o;
 	const struct pp_target *t;
@@ -67,7 +62,7 @@ struct crun {
 	struct pp_bd_acc *bdacc;
 	struct bp_hist *hist;
 	uint64_t total, lost;
-	struct snapshot start, end;
+	struct bp_loop_snapshot start, end;
 	bool started;
 	bool interrupted;
 	atomic_uint_fast64_t progress; /* round trips done: the main thread's watchdog reads it */
@@ -76,19 +71,6 @@ struct crun {
 	int err;
 	char errmsg[256];
 };
-
-static void snapshot_take(struct crun *r, struct snapshot *s)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		s->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		s->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		s->nvcsw = (uint64_t)ru.ru_nvcsw;
-		s->nivcsw = (uint64_t)ru.ru_nivcsw;
-	}
-	s->ctr = *bp_loop_counters(r->loop);
-}
 
 /* ---- breakdown ring ---- */
 
@@ -132,7 +114,7 @@ static void run_finish(struct crun *r)
 	if (r->phase == PH_DONE)
 		return;
 	if (r->started)
-		snapshot_take(r, &r->end);
+		bp_loop_snapshot_take(r->loop, &r->end);
 	if (r->bd)
 		bd_flush(r);
 	if (r->conn)
@@ -327,7 +309,7 @@ static void crun_connect(struct bp_conn *c)
 		run_fail(r, ret, "timestamps: %s", bp_last_error());
 		return;
 	}
-	snapshot_take(r, &r->start);
+	bp_loop_snapshot_take(r->loop, &r->start);
 	r->started = true;
 	r->phase = r->warm_left ? PH_WARMUP : PH_MEASURE;
 	r->progress_ns = bp_now_ns();
@@ -414,7 +396,7 @@ static void crun_stop_now(struct bp_loop *loop, void *arg)
 static void side_fill(struct pp_side *c, const struct crun *r, const struct bp_kstats *k0,
 		      const struct bp_kstats *k1)
 {
-	const struct snapshot *a = &r->start, *b = &r->end;
+	const struct bp_loop_snapshot *a = &r->start, *b = &r->end;
 
 	memset(c, 0, sizeof(*c));
 	if (!r->started)

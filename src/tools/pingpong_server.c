@@ -462,23 +462,21 @@ static void snap_on_thread(struct bp_loop *loop, void *arg)
 {
 	struct pp_snap *sn = arg;
 	struct pp_data *d = bp_loop_data(loop);
-	const struct bp_loop_counters *k = bp_loop_counters(loop);
-	struct rusage ru;
+	struct bp_loop_snapshot now;
 	uint64_t one = 1;
 
-	sn->ns = bp_now_ns();
+	bp_loop_snapshot_take(loop, &now);
+	sn->ns = now.ns;
 	sn->side.valid = true;
 	sn->side.round_trips = d->requests;
-	sn->side.syscalls = k->syscalls;
-	sn->side.empty_polls = k->empty_polls;
-	sn->side.waits = k->waits;
-	sn->side.wakeups = k->wakeups;
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		sn->side.utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		sn->side.stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		sn->side.nvcsw = (uint64_t)ru.ru_nvcsw;
-		sn->side.nivcsw = (uint64_t)ru.ru_nivcsw;
-	}
+	sn->side.syscalls = now.ctr.syscalls;
+	sn->side.empty_polls = now.ctr.empty_polls;
+	sn->side.waits = now.ctr.waits;
+	sn->side.wakeups = now.ctr.wakeups;
+	sn->side.utime_us = now.utime_us;
+	sn->side.stime_us = now.stime_us;
+	sn->side.nvcsw = now.nvcsw;
+	sn->side.nivcsw = now.nivcsw;
 	sn->napi_id = d->udp.conn ? bp_conn_napi_id(d->udp.conn) : 0;
 	for (struct pp_dsock *ds = d->tcp; ds && !sn->napi_id; ds = ds->next)
 		sn->napi_id = bp_conn_napi_id(ds->conn);

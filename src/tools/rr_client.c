@@ -47,12 +47,6 @@ struct rr_cflow {
 	uint64_t t_send;
 };
 
-/* What a thread measured at one instant (start or end of the measured interval). */
-struct snapshot {
-	uint64_t ns;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	struct bp_loop_counters ctr;
-};
 
 struct rr_cthread {
 	struct rr_client *cl;
@@ -68,7 +62,7 @@ struct rr_cthread {
 	atomic_uint_fast64_t measured; /* read by the main thread for progress */
 	uint64_t total;          /* every completed transaction, all phases */
 	uint64_t udp_lost;
-	struct snapshot start, end;
+	struct bp_loop_snapshot start, end;
 	bool measured_any;
 	struct bp_timer t_measure, t_end, t_udp;
 	uint64_t measure_at_ns, end_at_ns;
@@ -93,20 +87,6 @@ struct rr_client {
 
 /* ---- per-thread phases ---- */
 
-static void snapshot_take(struct rr_cthread *t, struct snapshot *s)
-{
-	struct rusage ru;
-
-	s->ns = bp_now_ns();
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		s->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		s->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		s->nvcsw = (uint64_t)ru.ru_nvcsw;
-		s->nivcsw = (uint64_t)ru.ru_nivcsw;
-	}
-	s->ctr = *bp_loop_counters(t->loop);
-}
-
 static void thread_check_done(struct rr_cthread *t)
 {
 	if (t->phase == PH_DRAIN && t->busy == 0) {
@@ -118,10 +98,10 @@ static void thread_check_done(struct rr_cthread *t)
 static void phase_end(struct rr_cthread *t)
 {
 	if (t->phase == PH_MEASURE) {
-		snapshot_take(t, &t->end);
+		bp_loop_snapshot_take(t->loop, &t->end);
 	} else if (t->phase == PH_WARMUP) {
 		/* Ended before measuring began (interrupted): an empty interval. */
-		snapshot_take(t, &t->start);
+		bp_loop_snapshot_take(t->loop, &t->start);
 		t->end = t->start;
 	} else if (t->phase != PH_CONNECT) {
 		return;
@@ -138,7 +118,7 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 
 	if (t->phase != PH_WARMUP)
 		return;
-	snapshot_take(t, &t->start);
+	bp_loop_snapshot_take(t->loop, &t->start);
 	t->measured_any = true;
 	t->phase = PH_MEASURE;
 }
@@ -544,7 +524,7 @@ static void fill_side(struct rr_result *res, struct rr_client *cl)
 	c->threads = (uint32_t)cl->n;
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
-		const struct snapshot *a = &t->start, *b = &t->end;
+		const struct bp_loop_snapshot *a = &t->start, *b = &t->end;
 
 		c->transactions += t->total;
 		res->transactions += atomic_load(&t->measured);

@@ -251,20 +251,18 @@ static void snap_on_thread(struct bp_loop *loop, void *arg)
 	struct rr_snap *snap = arg;
 	struct rr_sthread *t = bp_loop_data(loop);
 	struct rr_side *out = &snap->per[t->idx];
-	const struct bp_loop_counters *k = bp_loop_counters(loop);
-	struct rusage ru;
+	struct bp_loop_snapshot now;
 
-	if (getrusage(RUSAGE_THREAD, &ru) == 0) {
-		out->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec;
-		out->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec;
-		out->nvcsw = (uint64_t)ru.ru_nvcsw;
-		out->nivcsw = (uint64_t)ru.ru_nivcsw;
-	}
-	out->syscalls = k->syscalls;
-	out->empty_polls = k->empty_polls;
-	out->wakeups = k->wakeups;
-	out->waits = k->waits;
-	out->completions = k->completions;
+	bp_loop_snapshot_take(loop, &now);
+	out->utime_us = now.utime_us;
+	out->stime_us = now.stime_us;
+	out->nvcsw = now.nvcsw;
+	out->nivcsw = now.nivcsw;
+	out->syscalls = now.ctr.syscalls;
+	out->empty_polls = now.ctr.empty_polls;
+	out->wakeups = now.ctr.wakeups;
+	out->waits = now.ctr.waits;
+	out->completions = now.ctr.completions;
 	out->n_napi_ids = (uint32_t)bp_loop_napi_ids(loop, out->napi_ids, RR_MAX_NAPI_IDS);
 	for (struct rr_sflow *f = t->flows; f; f = f->next)
 		if (f->run_id == snap->run_id)
