@@ -559,10 +559,7 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_
 			return tool_fail(err, errlen, "%s needs a value", name);
 		case '?':
 		default:
-			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
-			if (optopt && strncmp(name, "--", 2) == 0)
-				return tool_fail(err, errlen, "%s takes no value", name);
-			return tool_unknown_option("perf", long_opts, name, err, errlen);
+			return tool_option_refused("perf", argc, argv, long_opts, err, errlen);
 		}
 		if (r)
 			return r;

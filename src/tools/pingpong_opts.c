@@ -285,10 +285,7 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 					 optopt == OPT_BIND ? "an ADDR" : "a value");
 		case '?':
 		default:
-			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
-			if (optopt && strncmp(name, "--", 2) == 0)
-				return tool_fail(err, errlen, "%s takes no value", name);
-			return tool_unknown_option("pingpong", long_opts, name, err, errlen);
+			return tool_option_refused("pingpong", argc, argv, long_opts, err, errlen);
 		}
 		if (r)
 			return r;

@@ -279,11 +279,7 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 				    optopt == OPT_BIND ? "an ADDR" : "a value");
 		case '?':
 		default:
-			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
-			/* A known long option refused here was given a value it does not take. */
-			if (optopt && strncmp(name, "--", 2) == 0)
-				return tool_fail(err, errlen, "%s takes no value", name);
-			return tool_unknown_option("rr", long_opts, name, err, errlen);
+			return tool_option_refused("rr", argc, argv, long_opts, err, errlen);
 		}
 		if (r)
 			return r;

@@ -254,3 +254,15 @@ int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
 	}
 	return 0;
 }
+
+int tool_option_refused(const char *sub, int argc, char **argv, const struct option *opts, char *err,
+			size_t errlen)
+{
+	char name[64];
+
+	tool_bad_option_name(argc, argv, opts, name, sizeof(name));
+	/* A known long option refused with optopt set was given a value it does not take. */
+	if (optopt && strncmp(name, "--", 2) == 0)
+		return tool_fail(err, errlen, "%s takes no value", name);
+	return tool_unknown_option(sub, opts, name, err, errlen);
+}

@@ -64,6 +64,13 @@ const char *tool_bad_option_name(int argc, char **argv, const struct option *opt
  */
 int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
 			size_t errlen);
+/*
+ * tool_option_refused - getopt_long returned '?': a known long option given a
+ * value it does not take ("--udp takes no value"), or an unknown or ambiguous one.
+ * Returns -EINVAL with the message in err.
+ */
+int tool_option_refused(const char *sub, int argc, char **argv, const struct option *opts, char *err,
+			size_t errlen);
 
 /*
  * tool_catch_stop_signals - SIGINT and SIGTERM set the returned flag (no
