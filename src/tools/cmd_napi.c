@@ -17,7 +17,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,25 +79,13 @@ static void usage(FILE *out)
 
 /* ---- command line ---- */
 
-static int usage_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int usage_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int parse_id(const char *s, uint32_t *id, char *err, size_t errlen)
 {
 	uint64_t v;
 	bool neg;
 
 	if (tool_parse_u64(s, &v, &neg) || v == 0 || v > UINT32_MAX)
-		return usage_error(err, errlen, "'%s' is not a NAPI id (a whole number 1..%" PRIu32
+		return tool_fail(err, errlen, "'%s' is not a NAPI id (a whole number 1..%" PRIu32
 				   "; `busypoll napi list` shows them)", s, UINT32_MAX);
 	*id = (uint32_t)v;
 	return 0;
@@ -128,36 +115,39 @@ static int parse_cli(int argc, char **argv, struct napi_cli *c, char *err, size_
 			return 1;
 		case OPT_DEVICE:
 			if (!*optarg || strlen(optarg) >= IFNAMSIZ || strchr(optarg, '/'))
-				return usage_error(err, errlen, "--device '%s' is not a device name",
+				return tool_fail(err, errlen, "--device '%s' is not a device name",
 						   optarg);
 			c->device = optarg;
 			break;
 		case OPT_NETNS:
 			if (!*optarg || strchr(optarg, '/') || !strcmp(optarg, ".") ||
 			    !strcmp(optarg, ".."))
-				return usage_error(err, errlen, "--netns '%s' is not a namespace name",
+				return tool_fail(err, errlen, "--netns '%s' is not a namespace name",
 						   optarg);
 			c->netns = optarg;
 			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "table") && strcmp(optarg, "json"))
-				return usage_error(err, errlen, "--format needs table or json, not '%s'",
-						   optarg);
-			c->json = !strcmp(optarg, "json");
+		case OPT_FORMAT: {
+			static const char *const formats[] = { "table", "json", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
+			if (f < 0)
+				return f;
+			c->json = f == 1;
 			break;
-		case ':':
-			return usage_error(err, errlen, "%s needs a value", argv[optind - 1]);
+		}
+		case ':': {
+			char name[64];
+
+			tool_bad_option_name(argc, argv, opts, name, sizeof(name));
+			return tool_fail(err, errlen, "%s needs a value", name);
+		}
 		default:
-			if (optopt)
-				return usage_error(err, errlen, "unknown option '-%c'; see busypoll napi "
-						   "--help", optopt);
-			return usage_error(err, errlen, "unknown option '%s'; see busypoll napi --help",
-					   argv[optind - 1]);
+			return tool_option_refused("napi", argc, argv, opts, err, errlen);
 		}
 	}
 	pos = optind;
 	if (pos >= argc)
-		return usage_error(err, errlen, "list, get or set? see busypoll napi --help");
+		return tool_fail(err, errlen, "list, get or set? see busypoll napi --help");
 	if (!strcmp(argv[pos], "list"))
 		c->act = ACT_LIST;
 	else if (!strcmp(argv[pos], "get"))
@@ -165,34 +155,34 @@ static int parse_cli(int argc, char **argv, struct napi_cli *c, char *err, size_
 	else if (!strcmp(argv[pos], "set"))
 		c->act = ACT_SET;
 	else
-		return usage_error(err, errlen, "unknown action '%s' (list, get or set)", argv[pos]);
+		return tool_fail(err, errlen, "unknown action '%s' (list, get or set)", argv[pos]);
 	pos++;
 
 	if (c->act == ACT_LIST) {
 		if (pos < argc)
-			return usage_error(err, errlen, "list takes no arguments, not '%s' (a "
+			return tool_fail(err, errlen, "list takes no arguments, not '%s' (a "
 					   "device: --device DEV)", argv[pos]);
 		return 0;
 	}
 	/* get/set: a NAPI id, or the device-wide knobs of --device */
 	if (pos < argc && !strchr(argv[pos], '=')) {
 		if (c->device)
-			return usage_error(err, errlen, "give a NAPI id or --device DEV, not both");
+			return tool_fail(err, errlen, "give a NAPI id or --device DEV, not both");
 		if ((rc = parse_id(argv[pos], &c->id, err, errlen)))
 			return rc;
 		c->have_id = true;
 		pos++;
 	}
 	if (!c->have_id && !c->device)
-		return usage_error(err, errlen, "%s needs a NAPI id (see `busypoll napi list`) or "
+		return tool_fail(err, errlen, "%s needs a NAPI id (see `busypoll napi list`) or "
 				   "--device DEV", c->act == ACT_GET ? "get" : "set");
 	if (c->act == ACT_GET) {
 		if (pos < argc)
-			return usage_error(err, errlen, "get takes one id, not '%s' too", argv[pos]);
+			return tool_fail(err, errlen, "get takes one id, not '%s' too", argv[pos]);
 		return 0;
 	}
 	if (pos >= argc)
-		return usage_error(err, errlen, "set needs at least one %s", c->have_id ?
+		return tool_fail(err, errlen, "set needs at least one %s", c->have_id ?
 				   "key=value (e.g. defer-hard-irqs=2 gro-flush-timeout=200000)" :
 				   "knob=value (e.g. gro_flush_timeout=200000)");
 	for (; pos < argc; pos++) {

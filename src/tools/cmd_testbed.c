@@ -22,7 +22,6 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,18 +80,6 @@ static void usage(FILE *out)
 
 /* ---- command line ---- */
 
-static int usage_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int usage_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* Returns 0, 1 after --help, or -EINVAL with one line in err. */
 static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t errlen)
 {
@@ -123,13 +110,13 @@ static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t 
 		case OPT_NAME:
 			/* the library checks the characters; length and emptiness read better here */
 			if (!*optarg || strlen(optarg) > BP_TESTBED_NAME_MAX)
-				return usage_error(err, errlen, "--name '%s': 1..%d characters of A-Z a-z "
+				return tool_fail(err, errlen, "--name '%s': 1..%d characters of A-Z a-z "
 						   "0-9 _ -", optarg, BP_TESTBED_NAME_MAX);
 			c->name = optarg;
 			break;
 		case OPT_QUEUES:
 			if (tool_parse_u64(optarg, &v, &neg) || v < 1 || v > BP_TESTBED_MAX_QUEUES)
-				return usage_error(err, errlen, "--queues %s: must be between 1 and %d",
+				return tool_fail(err, errlen, "--queues %s: must be between 1 and %d",
 						   optarg, BP_TESTBED_MAX_QUEUES);
 			c->queues = (int)v;
 			c->queues_given = true;
@@ -137,24 +124,27 @@ static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t 
 		case OPT_THREADED:
 			c->threaded = true;
 			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "table") && strcmp(optarg, "json"))
-				return usage_error(err, errlen, "--format needs table or json, not '%s'",
-						   optarg);
-			c->json = !strcmp(optarg, "json");
+		case OPT_FORMAT: {
+			static const char *const formats[] = { "table", "json", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
+			if (f < 0)
+				return f;
+			c->json = f == 1;
 			break;
-		case ':':
-			return usage_error(err, errlen, "%s needs a value", argv[optind - 1]);
+		}
+		case ':': {
+			char name[64];
+
+			tool_bad_option_name(argc, argv, opts, name, sizeof(name));
+			return tool_fail(err, errlen, "%s needs a value", name);
+		}
 		default:
-			if (optopt)
-				return usage_error(err, errlen, "unknown option '-%c'; see busypoll "
-						   "testbed --help", optopt);
-			return usage_error(err, errlen, "unknown option '%s'; see busypoll testbed "
-					   "--help", argv[optind - 1]);
+			return tool_option_refused("testbed", argc, argv, opts, err, errlen);
 		}
 	}
 	if (optind >= argc)
-		return usage_error(err, errlen, "up, down or status? see busypoll testbed --help");
+		return tool_fail(err, errlen, "up, down or status? see busypoll testbed --help");
 	if (!strcmp(argv[optind], "up"))
 		c->act = TB_UP;
 	else if (!strcmp(argv[optind], "down"))
@@ -162,13 +152,13 @@ static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t 
 	else if (!strcmp(argv[optind], "status"))
 		c->act = TB_STATUS;
 	else
-		return usage_error(err, errlen, "unknown action '%s' (up, down or status)",
+		return tool_fail(err, errlen, "unknown action '%s' (up, down or status)",
 				   argv[optind]);
 	if (optind + 1 < argc)
-		return usage_error(err, errlen, "unexpected argument '%s' (a name goes with --name)",
+		return tool_fail(err, errlen, "unexpected argument '%s' (a name goes with --name)",
 				   argv[optind + 1]);
 	if (c->act != TB_UP && (c->queues_given || c->threaded))
-		return usage_error(err, errlen, "%s only applies to up (status shows what up made)",
+		return tool_fail(err, errlen, "%s only applies to up (status shows what up made)",
 				   c->queues_given ? "--queues" : "--threaded");
 	return 0;
 }
