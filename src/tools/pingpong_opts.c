@@ -293,10 +293,9 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 	if (optind < argc)
 		return tool_fail(err, errlen, "unexpected argument '%s'; see busypoll pingpong --help",
 				 argv[optind]);
-	if (server && client)
-		return tool_fail(err, errlen, "--server and --client are exclusive: pick one");
-	if (!server && !client)
-		return tool_fail(err, errlen, "one of --server or --client HOST is required");
+	r = tool_pick_role(server, client, err, errlen);
+	if (r)
+		return r;
 	o->server = server;
 	snprintf(o->host, sizeof(o->host), "%s", server ? bind : host);
 	if (server && client_only) {

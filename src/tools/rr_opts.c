@@ -288,10 +288,9 @@ int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t er
 		return tool_fail(err, errlen, "unexpected argument '%s'; see busypoll rr --help",
 			    argv[optind]);
 
-	if (server && client)
-		return tool_fail(err, errlen, "--server and --client are exclusive: pick one");
-	if (!server && !client)
-		return tool_fail(err, errlen, "one of --server or --client HOST is required");
+	r = tool_pick_role(server, client, err, errlen);
+	if (r)
+		return r;
 	o->server = server;
 	/* --client and --bind share o->host; each side keeps only its own. */
 	snprintf(o->host, sizeof(o->host), "%s", server ? bind : host);

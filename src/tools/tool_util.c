@@ -266,3 +266,12 @@ int tool_option_refused(const char *sub, int argc, char **argv, const struct opt
 		return tool_fail(err, errlen, "%s takes no value", name);
 	return tool_unknown_option(sub, opts, name, err, errlen);
 }
+
+int tool_pick_role(bool server, bool client, char *err, size_t errlen)
+{
+	if (server && client)
+		return tool_fail(err, errlen, "--server and --client are exclusive: pick one");
+	if (!server && !client)
+		return tool_fail(err, errlen, "one of --server or --client HOST is required");
+	return 0;
+}

@@ -64,6 +64,8 @@ const char *tool_bad_option_name(int argc, char **argv, const struct option *opt
  */
 int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
 			size_t errlen);
+/* tool_pick_role - exactly one of --server and --client HOST, or -EINVAL saying so. */
+int tool_pick_role(bool server, bool client, char *err, size_t errlen);
 /*
  * tool_option_refused - getopt_long returned '?': a known long option given a
  * value it does not take ("--udp takes no value"), or an unknown or ambiguous one.
