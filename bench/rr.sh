@@ -29,12 +29,27 @@ else
 fi
 
 echo "== busypoll rr epoll:block vs a re-arming design (neper tcp_rr's), 15 flows, 1 thread"
-"$here/netns-pair.sh" \
-	"$build/bench/bench_rearm --server --bind \"\$BP_SERVER_ADDR\"" \
-	"$build/bench/bench_rearm --client \"\$BP_SERVER_ADDR\" -F 15 -l $secs" 2>/dev/null
-"$here/netns-pair.sh" \
-	"timeout $((secs + 15)) $bp rr --server --bind \"\$BP_SERVER_ADDR\" -q" \
-	"$bp rr --client \"\$BP_SERVER_ADDR\" -F 15 -l $secs --warmup 0.5 --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"busypoll rr epoll:block     flows 15  %.0f transactions/s\" % d[\"tps\"])'" 2>/dev/null || true
+# Side by side on one test bed, alternating three times: this VM flips between two
+# speeds from run to run, so figures from separate beds do not compare.
+bed=rr$$
+"$bp" testbed up --name "$bed" >/dev/null
+trap '"$bp" testbed down --name "$bed" >/dev/null 2>&1 || true' EXIT
+srv=$(ip netns exec "bp-$bed-b" ip -4 -o addr show dev bpvb | awk '{print $4}' | cut -d/ -f1)
+for i in 1 2 3; do
+	ip netns exec "bp-$bed-b" taskset -c 1 "$build/bench/bench_rearm" --server --bind "$srv" --port 7201 &
+	sleep 0.3
+	ip netns exec "bp-$bed-a" taskset -c 0 "$build/bench/bench_rearm" --client "$srv" --port 7201 -F 15 -l "$secs"
+	wait
+	ip netns exec "bp-$bed-b" "$bp" rr --server --bind "$srv" --port 7202 --cpus 1 -q &
+	rr_pid=$!
+	sleep 0.3
+	ip netns exec "bp-$bed-a" "$bp" rr --client "$srv" --port 7202 --cpus 0 -F 15 -l "$secs" --warmup 0.3 \
+		--format json | python3 -c 'import json,sys; d=json.load(sys.stdin); print("busypoll rr epoll:block     flows 15  %.0f transactions/s" % d["tps"])'
+	kill "$rr_pid"
+	wait "$rr_pid" 2>/dev/null || true
+done
+"$bp" testbed down --name "$bed" >/dev/null
+trap - EXIT
 
 echo "== the reference table: busypoll compare, flows 1,15,30,60"
 "$bp" compare --flows 1,15,30,60 -l "$secs" --warmup 0.5 -q \
