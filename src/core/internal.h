@@ -205,7 +205,6 @@ struct bp_loop {
 	uint32_t n_napi_ids;
 	/* wake-up and posted work */
 	struct bp_io wake;           /* eventfd */
-	uint64_t wake_buf;           /* completion backends read the eventfd into this */
 	pthread_mutex_t post_lock;
 	struct bp_post_item *posts;
 	uint32_t nposts, posts_cap;
