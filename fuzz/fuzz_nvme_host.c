@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_tcp.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/tcp.h>
 
 #include "fuzz.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NVMe/TCP PDU layer (include/busypoll/nvme_tcp.h) on a byte stream from a peer.
+ * The NVMe/TCP PDU layer (include/busypoll/nvme/tcp.h) on a byte stream from a peer.
  * Input: 4 config bytes, then the stream.
  *   byte 0: bit 0 receive as the target (else the host), bit 1 the IC exchange is
  *           done, bit 2 header digest, bit 3 data digest
@@ -24,7 +24,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <busypoll/nvme_tcp.h>
+#include <busypoll/nvme/tcp.h>
 
 #include "fuzz.h"
 

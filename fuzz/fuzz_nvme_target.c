@@ -29,9 +29,9 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_target.h>
-#include <busypoll/nvme_tcp.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/target.h>
+#include <busypoll/nvme/tcp.h>
 
 #include "fuzz.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pingpong messages a peer sends (include/busypoll/pingpong_proto.h): the 48-byte
+ * The pingpong messages a peer sends (src/tools/pingpong/proto.h): the 48-byte
  * header on a stream or as a whole datagram, the in-place reply, and control messages.
  * The first input byte picks what to decode and how (expected type, datagram or
  * stream); the rest is the message, in an exact-size buffer. Properties:
@@ -18,7 +18,7 @@
  */
 #include <string.h>
 
-#include <busypoll/pingpong_proto.h>
+#include "tools/pingpong/proto.h"
 
 #include "fuzz.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rr records a peer sends (include/busypoll/rr_proto.h): the server decodes
+ * The rr records a peer sends (src/tools/rr/proto.h): the server decodes
  * hellos and control commands, the client acks and STATS. The first input byte picks
  * the record; the rest, cut or zero-padded to the record's size, is handed over in
  * an exact-size buffer. Properties:
@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <busypoll/rr_proto.h>
+#include "tools/rr/proto.h"
 
 #include "fuzz.h"
 

@@ -17,14 +17,10 @@
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 
-#include "compat.h"
+#include "base/compat.h"
+#include "base/error.h"
 #include "core/sendq.h"
 
-/* ---- errors (core/error.c) ---- */
-/* bp_err_set - format the thread's last-error message; returns err unchanged. */
-int bp_err_set(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* bp_err_sys - "syscall: strerror(-err)"; returns err (negative errno). */
-int bp_err_sys(const char *syscall, int err);
 
 /* ---- what a backend watches ---- */
 enum bp_io_kind {

@@ -26,7 +26,7 @@
 
 #include <busypoll/mode.h>
 
-#include "compat.h"
+#include "base/compat.h"
 #include "core/internal.h"
 
 #define CAP_NET_ADMIN_BIT 12

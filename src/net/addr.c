@@ -15,7 +15,7 @@
 
 #include <busypoll/net.h>
 
-#include "core/internal.h"
+#include "base/error.h"
 
 static int parse_port(const char *text, const char *p, uint16_t *port)
 {

@@ -12,7 +12,7 @@
 
 #include <busypoll/net.h>
 
-#include "core/internal.h"
+#include "base/error.h"
 
 int bp_pin_thread(int cpu)
 {

@@ -29,8 +29,8 @@
 
 #include <busypoll/napi.h>
 
-#include "compat.h"
-#include "core/internal.h"
+#include "base/compat.h"
+#include "base/error.h"
 #include "net/napi_nl.h"
 
 /* The first release with each attribute or command, for "this kernel lacks it". */

@@ -14,8 +14,8 @@
 
 #include <busypoll/net.h>
 
-#include "compat.h"
-#include "core/internal.h"
+#include "base/compat.h"
+#include "base/error.h"
 
 /*
  * One int-valued setsockopt. EPERM gets a hint because the options below need

@@ -5,6 +5,7 @@
  * /proc line ends in '\n') is -EIO, never a partial number.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 
 #include <busypoll/kstats.h>
 
-#include "core/internal.h"
+#include "base/error.h"
 
 /*
  * Per-thread, because /proc/self/net is the main thread's network namespace while

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "tools/common/commands.h"
 
 struct subcommand {
 	const char *name;

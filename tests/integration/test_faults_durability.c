@@ -35,11 +35,11 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
+#include <busypoll/nvme/host.h>
 
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 #define NQN "nqn.2024-01.io.busypoll:durability"
 #define BS 512u

@@ -27,13 +27,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_target.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "proto/bytes.h"
-#include "tools/rr.h"
+#include "base/bytes.h"
+#include "tools/rr/rr.h"
 
 #define LIMIT 64
 #define FLOOD 160           /* connections opened: well over what LIMIT lets it accept */

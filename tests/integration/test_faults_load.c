@@ -34,13 +34,13 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_target.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "proto/bytes.h"
-#include "tools/rr.h"
+#include "base/bytes.h"
+#include "tools/rr/rr.h"
 
 #define CLIENT_THREADS 4
 #define PENDING_CONNECTS 256

@@ -31,12 +31,12 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_target.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 #define NQN "nqn.2024-01.io.busypoll:faults"
 #define HOSTNQN "nqn.2014-08.org.nvmexpress:uuid:fa017000-0000-4000-8000-000000000001"

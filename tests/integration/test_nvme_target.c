@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_host.h>
-#include <busypoll/nvme_target.h>
+#include <busypoll/nvme/host.h>
+#include <busypoll/nvme/target.h>
 
 #include "bptest.h"
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 #define NQN "nqn.2024-01.io.busypoll:itest"
 #define HOST_A "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-000000000001"

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/nvme_target.h>
+#include <busypoll/nvme/target.h>
 
 #include "bptest.h"
-#include "tools/perf.h"
+#include "tools/perf/perf.h"
 
 #define NQN "nqn.2024-01.io.busypoll:perftest"
 #define HOST_A "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-00000000000a"

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "bptest.h"
-#include "proto/bytes.h"
-#include "tools/pingpong.h"
+#include "base/bytes.h"
+#include "tools/pingpong/pingpong.h"
 
 static int client_cpu = -1, server_cpu = -1;
 static struct pp_result res;

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <busypoll/testbed.h>
+#include "tools/bed/testbed.h"
 
 #include "bpt_testbed.h"
 #include "bptest.h"
-#include "tools/pingpong.h"
+#include "tools/pingpong/pingpong.h"
 
 static struct bp_testbed tb;
 

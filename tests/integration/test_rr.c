@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "bptest.h"
-#include "proto/bytes.h"
-#include "tools/rr.h"
+#include "base/bytes.h"
+#include "tools/rr/rr.h"
 
 static struct rr_result res;
 

@@ -6,11 +6,11 @@
  */
 #include <string.h>
 
-#include <busypoll/testbed.h>
+#include "tools/bed/testbed.h"
 
 #include "bpt_testbed.h"
 #include "bptest.h"
-#include "tools/rr.h"
+#include "tools/rr/rr.h"
 
 static struct bp_testbed tb;
 

@@ -26,10 +26,10 @@
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
 #include <busypoll/net.h>
-#include <busypoll/testbed.h>
+#include "tools/bed/testbed.h"
 
 #include "bpt_testbed.h"
-#include "compat.h"
+#include "base/compat.h"
 
 #define ROUNDS 2000  /* 1-byte round trips with SO_BUSY_POLL on the server */
 #define MAXQ 8

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
-#include <busypoll/testbed.h>
+#include "tools/bed/testbed.h"
 
 #include "bpt_testbed.h"
 #include "bptest.h"

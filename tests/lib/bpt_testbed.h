@@ -3,7 +3,7 @@
 #ifndef BPT_TESTBED_H
 #define BPT_TESTBED_H
 
-#include <busypoll/testbed.h>
+#include "tools/bed/testbed.h"
 
 /*
  * bpt_require_root - exit(77) (ctest: skipped) with the reason on stderr unless

@@ -34,7 +34,7 @@
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 
-#include "compat.h"
+#include "base/compat.h"
 
 #define CAP_NET_ADMIN_BIT 12
 

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/commands.h"
-#include "tools/napi_util.h"
+#include "tools/common/commands.h"
+#include "tools/common/napi_show.h"
 
 static char err[256];
 

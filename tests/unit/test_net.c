@@ -29,7 +29,7 @@
 #include <busypoll/napi.h>
 #include <busypoll/net.h>
 
-#include "compat.h"
+#include "base/compat.h"
 #include "net/napi_nl.h"
 
 #define CAP_NET_ADMIN_BIT 12

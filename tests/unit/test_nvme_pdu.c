@@ -16,10 +16,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <busypoll/nvme_tcp.h>
+#include <busypoll/nvme/tcp.h>
 
 #include "bpt_pcapng.h"
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 #define FIXTURES BP_TEST_DATA "/nvme-tcp/"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/perf.h"
+#include "tools/perf/perf.h"
 
 static struct perf_opts o;
 static char err[512];

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <busypoll/nvme_tcp.h>
+#include <busypoll/nvme/tcp.h>
 
-#include "proto/bytes.h"
-#include "tools/perf.h"
+#include "base/bytes.h"
+#include "tools/perf/perf.h"
 
 static uint8_t blk[4096], other[4096];
 static char why[300];

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tools/pingpong.h"
+#include "tools/pingpong/pingpong.h"
 
 static struct pp_opts o;
 static char err[512];

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <busypoll/pingpong_proto.h>
+#include "tools/pingpong/proto.h"
 
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 static struct bp_pp_hdr good_request(void)
 {

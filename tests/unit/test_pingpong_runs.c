@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/pingpong.h"
+#include "tools/pingpong/pingpong.h"
 
 static struct bp_hist hist;
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "bptest.h"
-#include "tools/rr.h"
+#include "tools/rr/rr.h"
 
 static struct rr_opts o;
 static char err[512];

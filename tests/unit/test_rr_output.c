@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tools/rr.h"
+#include "tools/rr/rr.h"
 
 static struct rr_result res;
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <busypoll/rr_proto.h>
+#include "tools/rr/proto.h"
 
-#include "proto/bytes.h"
+#include "base/bytes.h"
 
 static struct bp_rr_hello good_hello(void)
 {

@@ -15,7 +15,7 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
-#include "tools/target.h"
+#include "tools/target/target.h"
 
 static struct target_opts o;
 static char err[512];

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The target's insides, shared by its files:
+ *   ns.c         namespaces (ram, file): bounds-checked reads and writes
+ *   ctrl.c       controllers: registry, properties, keep-alive, teardown across loops
+ *   queue.c      one TCP connection: PDU framing, transmit batch, poll-mode work
+ *   fabrics.c    Connect, Property Get/Set
+ *   admin.c  Identify, Get Log Page, features, keep alive, AER
+ *   io.c     Read, Write (in-capsule and R2T/H2CData), Flush
+ *   target.c     threads, listener, placement, counters
+ */
+#ifndef BP_NVME_TARGET_INT_H
+#define BP_NVME_TARGET_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <busypoll/busypoll.h>
+#include <busypoll/nvme/target.h>
+#include <busypoll/nvme/tcp.h>
+
+/* ---- fixed limits (documented in docs/nvme-target.md) ---- */
+#define NVMET_ADMIN_DEPTH 32          /* admin queue entries (Linux asks for 32) */
+#define NVMET_ADMIN_INLINE 8192       /* in-capsule bytes on the admin queue (Linux's NVME_TCP_ADMIN_CCSZ) */
+#define NVMET_RECV_BUDGET 8           /* PDUs handled per receive pass before a send pass (nvmet: 8) */
+#define NVMET_SEND_BUDGET 8           /* deferred commands restarted per send pass */
+#define NVMET_TXB_SIZE (64u * 1024)   /* transmit batch: small PDUs and small reads leave in one send */
+#define NVMET_TX_HIGH (4u << 20)      /* stop starting reads while this much waits to be sent */
+#define NVMET_BOUNCE_SIZE (128u * 1024) /* file reads and admin data, per queue */
+#define NVMET_KAS 10                  /* Identify KAS: keep-alive granularity, 100 ms units */
+#define NVMET_CLOSED_KEEP 256         /* closed queues whose counters we keep for the report */
+
+/* ---- logging ---- */
+void nvmet_log(struct bp_nvmet *t, enum bp_nvmet_log level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- namespaces (ns.c) ---- */
+struct nvmet_ns {
+	uint32_t nsid;
+	enum bp_nvmet_ns_kind kind;
+	uint8_t *ram;
+	int fd;
+	bool blockdev;
+	uint64_t size;            /* bytes, a multiple of the block size */
+	uint64_t nblocks;
+	uint32_t lba_shift;       /* 9 or 12 */
+	uint8_t nguid[16];        /* stable across restarts: derived from the NQN and nsid */
+	uint8_t uuid[16];
+	char desc[1100];          /* "ram:64M" / "file:/path" for logs */
+};
+int nvmet_ns_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, uint32_t nsid, const char *nqn);
+void nvmet_ns_close(struct nvmet_ns *ns);
+/* Reads/writes of len bytes at byte offset off (already bounds-checked by the caller). Return an NVMe status. */
+uint16_t nvmet_ns_read(struct nvmet_ns *ns, uint64_t off, void *buf, size_t len);
+uint16_t nvmet_ns_write(struct nvmet_ns *ns, uint64_t off, const void *buf, size_t len);
+uint16_t nvmet_ns_flush(struct nvmet_ns *ns);
+
+/* ---- commands (per queue, preallocated at its depth) ---- */
+enum nvmet_cmd_state {
+	CMD_FREE = 0,
+	CMD_WAIT_DATA,            /* write: R2T sent, H2CData expected */
+	CMD_DEFERRED,             /* read: waits for room in the send queue */
+	CMD_AER,                  /* Asynchronous Event Request: kept outstanding */
+};
+
+struct nvmet_cmd {
+	uint8_t sqe[BP_NVME_SQE_LEN];
+	uint16_t cid;
+	uint16_t idx;             /* our slot, and the R2T transfer tag */
+	uint8_t state;            /* enum nvmet_cmd_state */
+	uint16_t status;          /* a failure seen while data was still arriving (data digest) */
+	struct nvmet_ns *ns;
+	uint64_t off;             /* byte offset in the namespace */
+	uint32_t len;             /* data bytes */
+	uint32_t done;            /* H2CData bytes received so far */
+	uint16_t next_free;
+	uint16_t next_deferred;
+};
+
+/* ---- queues ---- */
+enum nvmet_qstate { Q_WAIT_IC = 0, Q_WAIT_CONNECT, Q_LIVE, Q_CLOSING };
+
+struct nvmet_thread;
+struct nvmet_ctrl;
+
+struct nvmet_queue {
+	struct bp_nvmet *t;
+	struct nvmet_thread *th;
+	struct bp_conn *conn;
+	uint64_t id;
+	enum nvmet_qstate state;
+	char peer[64];
+	struct bp_nvme_tcp_rx_cfg rx;
+	bool hdgst, ddgst;
+	uint8_t hpda;                 /* the host's alignment for our data PDUs */
+	uint16_t qid;
+	uint32_t depth;               /* entries: Connect's sqsize + 1 */
+	uint16_t sqhd;
+	bool sqflow_off;              /* Connect cattr: SQ flow control disabled -> C2HData SUCCESS */
+	struct nvmet_ctrl *ctrl;
+	struct nvmet_cmd *cmds;       /* [depth], allocated at Connect */
+	uint32_t ncmds;
+	struct nvmet_cmd scratch;     /* the Connect command, before the depth is known */
+	bool in_recv;                 /* inside on_recv: closing waits until it unwinds */
+	bool killed;
+	uint16_t free_head;           /* 0xffff = none */
+	uint16_t def_head, def_tail;  /* deferred reads, FIFO; 0xffff = none */
+	uint32_t inflight;            /* commands holding a slot (AERs included) */
+	uint8_t *txb;                 /* transmit batch */
+	size_t txlen;
+	uint8_t *bounce;              /* file reads, admin data */
+	struct bp_timer connect_timer;  /* until Connect: cfg.connect_timeout_ms */
+	/* poll mode */
+	struct bp_timer poll_timer;
+	bool polling;
+	uint64_t period_start_ns;
+	uint64_t period_ops;
+	uint64_t pass_ops;            /* operations since the last pass was counted */
+	uint32_t logged;              /* error kinds already logged on this queue (once each) */
+	struct bp_nvmet_queue_stats st;
+	struct nvmet_queue *next, *prev;  /* the thread's list */
+};
+
+/* Error kinds logged once per queue. */
+enum {
+	LOGGED_LBA = 1u << 0,
+	LOGGED_DDGST = 1u << 1,
+	LOGGED_INVALID = 1u << 2,
+	LOGGED_IO = 1u << 3,
+	LOGGED_SEQ = 1u << 4,
+};
+
+/* queue.c */
+void nvmet_queue_adopt(struct bp_loop *loop, int fd, void *arg);
+/* nvmet_queue_fatal - log once, send a C2HTermReq (fes/fei, offending header) and close after it. */
+void nvmet_queue_fatal(struct nvmet_queue *q, uint16_t fes, uint32_t fei, const uint8_t *hdr, size_t hdr_len,
+		       const char *why);
+/* nvmet_queue_kill - close now (controller reset, keep-alive expiry, target stop); no TermReq. */
+void nvmet_queue_kill(struct nvmet_queue *q, const char *why);
+void nvmet_queue_free_all(struct nvmet_thread *th);
+/* nvmet_queue_set_depth - allocate the command slots (at Connect). 0 or -ENOMEM. */
+int nvmet_queue_set_depth(struct nvmet_queue *q, uint32_t depth);
+/* Completion: a CapsuleResp for cmd with status and result (and free its slot). */
+void nvmet_complete(struct nvmet_queue *q, struct nvmet_cmd *cmd, uint16_t status, uint64_t result);
+/* nvmet_tx_reserve - room for n bytes in the transmit batch (flushes it first when full). */
+uint8_t *nvmet_tx_reserve(struct nvmet_queue *q, size_t n);
+void nvmet_tx_commit(struct nvmet_queue *q, size_t n);
+void nvmet_tx_flush(struct nvmet_queue *q);
+/* nvmet_tx_data - data bytes: copied into the batch when they fit, else handed to the socket as they are. */
+void nvmet_tx_data(struct nvmet_queue *q, const uint8_t *buf, size_t n);
+/*
+ * nvmet_send_c2h - C2HData for cmd: data_len bytes, of which the first buf_len come
+ * from buf (ram, or an already filled bounce buffer) and the rest are zeros; then
+ * the CapsuleResp unless SUCCESS was used. Frees the slot.
+ */
+void nvmet_send_c2h(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t *buf, size_t buf_len,
+		    uint32_t data_len);
+void nvmet_count_error(struct nvmet_queue *q, uint16_t status);
+void nvmet_cmd_free(struct nvmet_queue *q, struct nvmet_cmd *cmd);
+
+/* ---- controllers (ctrl.c) ---- */
+struct nvmet_ioq_ref {
+	struct nvmet_queue *q;        /* touched only on that queue's loop */
+	struct bp_loop *loop;
+	uint64_t qid_seq;             /* the queue's id; 0 = slot free */
+};
+
+struct nvmet_ctrl {
+	struct bp_nvmet *t;
+	uint16_t cntlid;
+	bool discovery;
+	char subnqn[BP_NVMET_NQN_SIZE];
+	char hostnqn[BP_NVMET_NQN_SIZE];
+	uint8_t hostid[16];
+	/* admin-loop state (only the admin queue's thread touches these) */
+	struct nvmet_queue *admin;
+	uint32_t cc;
+	uint32_t kato_ms;
+	struct bp_timer ka_timer;
+	uint64_t ka_last_ns;
+	uint32_t aen_cfg;
+	uint32_t feat_vwc, feat_temp, feat_arb, feat_power, feat_err;
+	/* shared (I/O queues read csts; Connect on any loop installs queues) */
+	_Atomic uint32_t csts;
+	pthread_mutex_t lock;         /* refs, dead, nr_io_queues, ioq[] */
+	int refs;
+	bool dead;
+	uint16_t nr_io_queues;        /* granted by Set Features; I/O queues 1..this */
+	struct nvmet_ioq_ref *ioq;    /* [max_queues + 1] */
+	struct nvmet_ctrl *next;      /* registry */
+};
+
+struct nvmet_ctrl *nvmet_ctrl_create(struct bp_nvmet *t, struct nvmet_queue *admin, const uint8_t *cd,
+				     bool discovery, uint32_t kato_ms);
+/* Find a live controller for an I/O queue Connect and install q as qid; a status on failure. */
+uint16_t nvmet_ctrl_attach_ioq(struct bp_nvmet *t, struct nvmet_queue *q, const uint8_t *cd, uint16_t qid,
+			       uint32_t *result, struct nvmet_ctrl **out);
+void nvmet_ctrl_detach(struct nvmet_queue *q);
+/* Reset (CC.EN 1->0) or death: close the I/O queues on their loops. */
+void nvmet_ctrl_kill_ioqs(struct nvmet_ctrl *c);
+void nvmet_ctrl_put(struct nvmet_ctrl *c);
+void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);
+uint64_t nvmet_ctrl_cap(const struct bp_nvmet *t, const struct nvmet_ctrl *c);
+
+/* ---- commands (fabrics.c, admin.c, io.c) ---- */
+/* Execute one CapsuleCmd; in-capsule data (if any) at data. */
+void nvmet_exec(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t *data, uint32_t data_len);
+void nvmet_exec_fabrics(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t *data, uint32_t data_len);
+void nvmet_exec_admin(struct nvmet_queue *q, struct nvmet_cmd *cmd);
+void nvmet_exec_io(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t *data, uint32_t data_len);
+/* H2CData for a write waiting for data. */
+void nvmet_h2c_data(struct nvmet_queue *q, const struct bp_nvme_tcp_pdu *pdu);
+/* Restart a deferred read (send queue drained). */
+void nvmet_read_resume(struct nvmet_queue *q, struct nvmet_cmd *cmd);
+/* The SGL says where the data is: returns a status (0 = fine) and the length. */
+uint16_t nvmet_check_sgl(struct nvmet_queue *q, struct nvmet_cmd *cmd, uint32_t data_len, bool host_to_ctrl,
+			 uint32_t *len);
+
+/* ---- the target (target.c) ---- */
+struct nvmet_thread {
+	struct bp_nvmet *t;
+	int idx;
+	struct bp_loop_thread *lt;
+	struct bp_loop *loop;
+	struct nvmet_queue *queues;
+	uint32_t nqueues;
+};
+
+struct bp_nvmet {
+	struct bp_nvmet_cfg cfg;
+	struct nvmet_ns ns[BP_NVMET_MAX_NS];
+	int n_ns;
+	int nthreads;
+	struct nvmet_thread th[BP_NVMET_MAX_THREADS];
+	struct bp_loop *loops[BP_NVMET_MAX_THREADS];
+	struct bp_placer *placer;
+	struct bp_listener *listener;
+	uint16_t port;
+	char serial[21];
+	atomic_uint_fast64_t next_queue_id;
+	atomic_int conns;
+	atomic_bool stopping;
+	pthread_mutex_t lock;         /* controllers, closed-queue counters */
+	struct nvmet_ctrl *ctrls;
+	uint16_t next_cntlid;
+	struct bp_nvmet_queue_stats closed[NVMET_CLOSED_KEEP];
+	uint32_t n_closed;            /* total ever closed; closed[] is a ring */
+	pthread_mutex_t log_lock;
+};
+
+bool nvmet_host_allowed(const struct bp_nvmet *t, const char *hostnqn);
+void nvmet_record_closed(struct bp_nvmet *t, const struct bp_nvmet_queue_stats *st);
+
+#endif

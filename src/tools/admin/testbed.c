@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll testbed up|down|status [--name N] [--queues N] [--threaded] [--format table|json]
+ *
+ * A place where kernel busy polling really engages: two network namespaces joined
+ * by a veth pair with GRO on (libbusypoll's bp_testbed_*). The namespaces carry the
+ * library's "bp-" prefix, so a user's own namespaces are never touched: `up`
+ * refuses a name that exists, `down` removes only the two namespaces of that name.
+ *
+ * `status` enters each namespace in turn (this thread only, then back) to read
+ * the device's state and its NAPIs' settings over netlink.
+ *
+ * Exit: 0; 1 when building, reading or removing fails (or the bed is missing or
+ * already there); 2 for bad input and when not root.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <busypoll/loop.h>
+#include <busypoll/napi.h>
+#include "tools/bed/testbed.h"
+
+#include "tools/common/commands.h"
+#include "tools/common/emit.h"
+#include "tools/common/napi_show.h"
+#include "tools/common/options.h"
+
+#define SUB "testbed"
+#define DEFAULT_NAME "busypoll"
+/* the mode the suggested rr commands use: the plain kernel busy-poll one */
+#define SUGGESTED_MODE "epoll:napi"
+
+enum tb_action { TB_UP, TB_DOWN, TB_STATUS };
+
+struct tb_cli {
+	enum tb_action act;
+	const char *name;
+	int queues;
+	bool queues_given;
+	bool threaded;
+	bool json;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: busypoll testbed up|down|status [options]\n"
+		"\n"
+		"A test bed where kernel busy polling really engages (loopback has no NAPI):\n"
+		"two network namespaces, bp-NAME-a and bp-NAME-b, joined by a veth pair with\n"
+		"GRO on, so each receive queue has a NAPI instance. Addresses come from a\n"
+		"private /30 that exists only inside the two namespaces. Needs root.\n"
+		"\n"
+		"  up                   build it; refuses if either namespace exists already\n"
+		"  down                 remove exactly the two namespaces `up` made\n"
+		"  status               both ends: namespace, device, address, NAPI ids and each\n"
+		"                       NAPI's settings, and how to run rr across it\n"
+		"\n"
+		"  --name N             the bed's name (default %s): 1..%d of A-Z a-z 0-9 _ -\n"
+		"  --queues N           up: receive/transmit queues (= NAPIs) per end, 1..%d (default 1)\n"
+		"  --threaded           up: threaded NAPI on both ends\n"
+		"  --format table|json  output format (default table)\n"
+		"  -h, --help           this text\n",
+		DEFAULT_NAME, BP_TESTBED_NAME_MAX, BP_TESTBED_MAX_QUEUES);
+}
+
+/* ---- command line ---- */
+
+/* Returns 0, 1 after --help, or -EINVAL with one line in err. */
+static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t errlen)
+{
+	enum { OPT_NAME = 256, OPT_QUEUES, OPT_THREADED, OPT_FORMAT };
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, OPT_NAME },
+		{ "queues", required_argument, NULL, OPT_QUEUES },
+		{ "threaded", no_argument, NULL, OPT_THREADED },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	c->name = DEFAULT_NAME;
+	c->queues = 1;
+	optind = 0; /* GNU: full re-initialisation */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		uint64_t v;
+		bool neg;
+
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 1;
+		case OPT_NAME:
+			/* the library checks the characters; length and emptiness read better here */
+			if (!*optarg || strlen(optarg) > BP_TESTBED_NAME_MAX)
+				return tool_fail(err, errlen, "--name '%s': 1..%d characters of A-Z a-z "
+						   "0-9 _ -", optarg, BP_TESTBED_NAME_MAX);
+			c->name = optarg;
+			break;
+		case OPT_QUEUES:
+			if (tool_parse_u64(optarg, &v, &neg) || v < 1 || v > BP_TESTBED_MAX_QUEUES)
+				return tool_fail(err, errlen, "--queues %s: must be between 1 and %d",
+						   optarg, BP_TESTBED_MAX_QUEUES);
+			c->queues = (int)v;
+			c->queues_given = true;
+			break;
+		case OPT_THREADED:
+			c->threaded = true;
+			break;
+		case OPT_FORMAT: {
+			static const char *const formats[] = { "table", "json", NULL };
+			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+
+			if (f < 0)
+				return f;
+			c->json = f == 1;
+			break;
+		}
+		case ':': {
+			char name[64];
+
+			tool_bad_option_name(argc, argv, opts, name, sizeof(name));
+			return tool_fail(err, errlen, "%s needs a value", name);
+		}
+		default:
+			return tool_option_refused("testbed", argc, argv, opts, err, errlen);
+		}
+	}
+	if (optind >= argc)
+		return tool_fail(err, errlen, "up, down or status? see busypoll testbed --help");
+	if (!strcmp(argv[optind], "up"))
+		c->act = TB_UP;
+	else if (!strcmp(argv[optind], "down"))
+		c->act = TB_DOWN;
+	else if (!strcmp(argv[optind], "status"))
+		c->act = TB_STATUS;
+	else
+		return tool_fail(err, errlen, "unknown action '%s' (up, down or status)",
+				   argv[optind]);
+	if (optind + 1 < argc)
+		return tool_fail(err, errlen, "unexpected argument '%s' (a name goes with --name)",
+				   argv[optind + 1]);
+	if (c->act != TB_UP && (c->queues_given || c->threaded))
+		return tool_fail(err, errlen, "%s only applies to up (status shows what up made)",
+				   c->queues_given ? "--queues" : "--threaded");
+	return 0;
+}
+
+/* ---- reading a bed ---- */
+
+struct end_state {
+	int gro;        /* 1 on, 0 off, -1 unknown */
+	int up;         /* IFF_UP: 1, 0, -1 unknown */
+	struct bp_napi_info napi[BP_TESTBED_MAX_QUEUES];
+	int nnapi;
+};
+
+/* GRO and link state of dev, in the calling thread's namespace (best effort: -1). */
+static void link_state(const char *dev, struct end_state *st)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GGRO };
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	st->gro = st->up = -1;
+	if (fd < 0)
+		return;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+		st->up = (ifr.ifr_flags & IFF_UP) != 0;
+	ifr.ifr_data = (void *)&ev;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+		st->gro = ev.data != 0;
+	close(fd);
+}
+
+/* Enter ns[side], read its device and NAPIs, come back. 0 or -errno (bp_last_error). */
+static int read_end(const struct bp_testbed *tb, int side, struct end_state *st)
+{
+	int saved, rc, rc2;
+
+	if ((rc = bp_netns_save(&saved)))
+		return rc;
+	rc = bp_testbed_enter(tb, side);
+	if (!rc) {
+		link_state(tb->dev[side], st);
+		rc = bp_napi_list(tb->ifindex[side], st->napi, BP_TESTBED_MAX_QUEUES);
+		if (rc >= 0) {
+			st->nnapi = rc > BP_TESTBED_MAX_QUEUES ? BP_TESTBED_MAX_QUEUES : rc;
+			rc = 0;
+		}
+	}
+	/* coming back matters more than the read: the caller goes on in its namespace */
+	rc2 = bp_netns_restore(saved);
+	return rc ? rc : rc2;
+}
+
+/* ---- printing ---- */
+
+/*
+ * self_command - how the user should invoke this very program: "busypoll" when
+ * PATH finds this binary under that name, else its absolute path, so that the
+ * printed commands work when pasted (e.g. from a build directory).
+ */
+static void self_command(char *buf, size_t len)
+{
+	char self[PATH_MAX], cand[PATH_MAX];
+	const char *path = getenv("PATH");
+	struct stat me, st;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	snprintf(buf, len, "busypoll");
+	if (n <= 0 || stat("/proc/self/exe", &me))
+		return;
+	self[n] = '\0';
+	for (const char *p = path ? path : ""; *p;) {
+		size_t dl = strcspn(p, ":");
+
+		if (dl && (size_t)snprintf(cand, sizeof(cand), "%.*s/busypoll", (int)dl, p) < sizeof(cand) &&
+		    stat(cand, &st) == 0) {
+			/* the first match is what the shell would run */
+			if (st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+				return;
+			break;
+		}
+		p += dl;
+		if (*p == ':')
+			p++;
+	}
+	snprintf(buf, len, "%s", self);
+}
+
+struct commands {
+	/* room for a full path to this program plus the arguments */
+	char server[PATH_MAX + 256], client[PATH_MAX + 256], tune[PATH_MAX + 256], down[PATH_MAX + 256];
+};
+
+static void make_commands(const struct bp_testbed *tb, uint32_t server_napi, struct commands *cm)
+{
+	char self[PATH_MAX], name_opt[64] = "", id[16] = "ID";
+	/* pin the two ends apart: a shared CPU turns the comparison into a scheduler test */
+	bool pin = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+
+	self_command(self, sizeof(self));
+	if (strcmp(tb->name, DEFAULT_NAME))
+		snprintf(name_opt, sizeof(name_opt), " --name %s", tb->name);
+	if (server_napi)
+		snprintf(id, sizeof(id), "%" PRIu32, server_napi);
+	snprintf(cm->server, sizeof(cm->server), "ip netns exec %s %s rr --server%s --mode %s",
+		 tb->ns[1], self, pin ? " --cpus 1" : "", SUGGESTED_MODE);
+	snprintf(cm->client, sizeof(cm->client), "ip netns exec %s %s rr --client %s%s --mode %s",
+		 tb->ns[0], self, tb->addr[1], pin ? " --cpus 0" : "", SUGGESTED_MODE);
+	snprintf(cm->tune, sizeof(cm->tune),
+		 "%s napi set %s defer-hard-irqs=2 gro-flush-timeout=200000 --netns %s", self, id,
+		 tb->ns[1]);
+	snprintf(cm->down, sizeof(cm->down), "%s testbed down%s", self, name_opt);
+}
+
+static const char *tristate(int v, const char *yes, const char *no)
+{
+	return v < 0 ? "?" : v ? yes : no;
+}
+
+static void print_table(FILE *out, const struct bp_testbed *tb, const struct end_state st[2],
+			const struct commands *cm)
+{
+	fprintf(out, "test bed '%s': %d queue%s per end, threaded NAPI %s\n", tb->name, tb->queues,
+		tb->queues == 1 ? "" : "s", tb->threaded ? "on" : "off");
+	fprintf(out, "%-5s%-*s %-8s %-18s %-8s %-4s %s\n", "SIDE", (int)sizeof(tb->ns[0]) / 2,
+		"NAMESPACE", "DEVICE", "ADDRESS", "IFINDEX", "GRO", "STATE");
+	for (int i = 0; i < 2; i++) {
+		char addr[INET_ADDRSTRLEN + 4];
+
+		snprintf(addr, sizeof(addr), "%s/%d", tb->addr[i], BP_TESTBED_PREFIX_LEN);
+		fprintf(out, "%-5c%-*s %-8s %-18s %-8" PRIu32 " %-4s %s\n", 'a' + i,
+			(int)sizeof(tb->ns[0]) / 2, tb->ns[i], tb->dev[i], addr, tb->ifindex[i],
+			tristate(st[i].gro, "on", "off"), tristate(st[i].up, "up", "down"));
+	}
+	fprintf(out, "\nNAPI instances (timeouts in ns):\n");
+	napi_table_header(out, "SIDE");
+	for (int i = 0; i < 2; i++) {
+		char side[2] = { (char)('a' + i), '\0' };
+
+		for (int j = 0; j < st[i].nnapi; j++)
+			napi_table_row(out, side, &st[i].napi[j], tb->dev[i]);
+		if (st[i].nnapi == 0)
+			fprintf(out, "%-5s(none: is GRO on and the link up?)\n", side);
+	}
+	fprintf(out, "\nrun the two ends (same mode on both; server in b, client in a):\n"
+		"  %s\n  %s\n", cm->server, cm->client);
+	fprintf(out, "tune a NAPI:  %s\nremove it:    %s\n", cm->tune, cm->down);
+}
+
+static void json_str_member(FILE *out, const char *key, const char *v, bool comma)
+{
+	fprintf(out, "%s\"%s\": ", comma ? ", " : "", key);
+	json_string(out, v, PATH_MAX + 256);
+}
+
+static void print_json(FILE *out, const struct bp_testbed *tb, const struct end_state st[2],
+		       const struct commands *cm)
+{
+	fputc('{', out);
+	json_str_member(out, "name", tb->name, false);
+	fprintf(out, ", \"queues\": %d, \"threaded\": %s, \"prefix_len\": %d,\n \"ends\": [",
+		tb->queues, tb->threaded ? "true" : "false", BP_TESTBED_PREFIX_LEN);
+	for (int i = 0; i < 2; i++) {
+		char side[2] = { (char)('a' + i), '\0' };
+
+		fprintf(out, "%s\n  {", i ? "," : "");
+		json_str_member(out, "side", side, false);
+		json_str_member(out, "netns", tb->ns[i], true);
+		json_str_member(out, "device", tb->dev[i], true);
+		json_str_member(out, "address", tb->addr[i], true);
+		fprintf(out, ", \"ifindex\": %" PRIu32 ", \"gro\": %s, \"up\": %s, \"napi\": [",
+			tb->ifindex[i], st[i].gro < 0 ? "null" : tristate(st[i].gro, "true", "false"),
+			st[i].up < 0 ? "null" : tristate(st[i].up, "true", "false"));
+		for (int j = 0; j < st[i].nnapi; j++) {
+			fprintf(out, "%s\n    {", j ? "," : "");
+			napi_json_members(out, &st[i].napi[j], NULL);
+			fputc('}', out);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "],\n \"commands\": {");
+	json_str_member(out, "server", cm->server, false);
+	json_str_member(out, "client", cm->client, true);
+	json_str_member(out, "tune", cm->tune, true);
+	json_str_member(out, "down", cm->down, true);
+	fprintf(out, "}}\n");
+}
+
+/* ---- actions ---- */
+
+/* The exit status for a failed library call (see the header comment). */
+static int exit_for(int err)
+{
+	return err == -EPERM || err == -EACCES || err == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+}
+
+static int show(const struct bp_testbed *tb, bool json)
+{
+	struct end_state st[2];
+	struct commands cm;
+	int rc;
+
+	memset(st, 0, sizeof(st));
+	for (int i = 0; i < 2; i++)
+		if ((rc = read_end(tb, i, &st[i]))) {
+			bp_tool_error(SUB, "test bed '%s', %s: %s", tb->name, tb->ns[i], bp_last_error());
+			return exit_for(rc);
+		}
+	make_commands(tb, st[1].nnapi ? st[1].napi[0].id : 0, &cm);
+	if (json)
+		print_json(stdout, tb, st, &cm);
+	else
+		print_table(stdout, tb, st, &cm);
+	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
+/* The name as the user would type it in a suggested command. */
+static const char *name_opt(const char *name, char *buf, size_t len)
+{
+	if (!strcmp(name, DEFAULT_NAME))
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, " --name %s", name);
+	return buf;
+}
+
+/*
+ * Block the signals a user ends a command with while the bed is being built or
+ * removed, so that neither is left half done: a Ctrl-C still reaches the `ip`
+ * children (same process group), which makes bp_testbed_up fail and remove what
+ * it made; the caller then sees the signal pending.
+ */
+static void block_signals(bool block, sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_SETMASK, block ? &set : old, block ? old : NULL);
+}
+
+static bool signal_pending(void)
+{
+	sigset_t set;
+
+	if (sigpending(&set))
+		return false;
+	return sigismember(&set, SIGINT) || sigismember(&set, SIGTERM) || sigismember(&set, SIGHUP);
+}
+
+static int do_up(const struct tb_cli *c)
+{
+	struct bp_testbed tb;
+	sigset_t old;
+	char nopt[64];
+	int rc;
+
+	block_signals(true, &old);
+	rc = bp_testbed_up(&tb, c->name, c->queues, c->threaded);
+	if (signal_pending()) {
+		/* the user asked to stop: leave nothing behind, then die as asked */
+		if (!rc)
+			bp_testbed_down(&tb);
+		bp_tool_error(SUB, "interrupted; test bed '%s' not built", c->name);
+		return BP_EXIT_INTERRUPTED; /* the pending signal stays blocked: exit, not killed */
+	}
+	block_signals(false, &old);
+	if (rc == -EEXIST) {
+		bp_tool_error(SUB, "test bed '%s' already exists; `busypoll testbed down%s` removes it",
+			      c->name, name_opt(c->name, nopt, sizeof(nopt)));
+		return BP_EXIT_FAIL;
+	}
+	if (rc) {
+		bp_tool_error(SUB, "%s", bp_last_error());
+		return exit_for(rc);
+	}
+	if (!c->json)
+		printf("test bed '%s' is up\n\n", tb.name);
+	return show(&tb, c->json);
+}
+
+static int do_status(const struct tb_cli *c)
+{
+	struct bp_testbed tb;
+	char nopt[64];
+	int rc = bp_testbed_open(&tb, c->name);
+
+	if (rc == -ENOENT) {
+		name_opt(c->name, nopt, sizeof(nopt));
+		if (bp_testbed_exists(c->name))
+			bp_tool_error(SUB, "test bed '%s' is incomplete (%s); `busypoll testbed down%s` "
+				      "removes what is left", c->name, bp_last_error(), nopt);
+		else
+			bp_tool_error(SUB, "no test bed '%s'; `busypoll testbed up%s` builds it", c->name,
+				      nopt);
+		return BP_EXIT_FAIL;
+	}
+	if (rc) {
+		bp_tool_error(SUB, "%s", bp_last_error());
+		return exit_for(rc);
+	}
+	return show(&tb, c->json);
+}
+
+/* pids whose network namespace is the one named ns (best effort; main threads only). */
+static int ns_users(const char *ns, pid_t *pids, int max)
+{
+	char path[PATH_MAX];
+	struct stat nst, st;
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	if (stat(path, &nst) || !(dir = opendir("/proc")))
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", d->d_name);
+		if (stat(path, &st) == 0 && st.st_dev == nst.st_dev && st.st_ino == nst.st_ino) {
+			if (n < max)
+				pids[n] = (pid_t)atoi(d->d_name);
+			n++;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A namespace outlives its name while a process is inside it (and so does its end
+ * of the veth): say so, or the user thinks `down` left nothing behind.
+ */
+static void warn_users(const struct bp_testbed *tb)
+{
+	for (int i = 0; i < 2; i++) {
+		pid_t pids[4];
+		char list[96] = "";
+		size_t off = 0;
+		int n = ns_users(tb->ns[i], pids, 4);
+
+		if (n == 0)
+			continue;
+		for (int j = 0; j < n && j < 4 && off < sizeof(list); j++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d", j ? " " : "",
+						(int)pids[j]);
+		bp_tool_error(SUB, "note: %d process%s still in %s (pid %s%s); that namespace and its "
+			      "veth end live until %s", n, n == 1 ? "" : "es", tb->ns[i], list,
+			      n > 4 ? " ..." : "", n == 1 ? "it exits" : "they exit");
+	}
+}
+
+static int do_down(const struct tb_cli *c)
+{
+	struct bp_testbed tb;
+	bool whole;
+	sigset_t old;
+	int rc;
+
+	/* a whole bed: its namespaces are known, so who still uses them can be told */
+	whole = bp_testbed_open(&tb, c->name) == 0;
+	if (whole)
+		warn_users(&tb);
+	block_signals(true, &old);
+	rc = whole ? bp_testbed_down(&tb) : bp_testbed_down_by_name(c->name);
+	block_signals(false, &old);
+	if (rc == -ENOENT) {
+		bp_tool_error(SUB, "no test bed '%s'; nothing to remove", c->name);
+		return BP_EXIT_FAIL;
+	}
+	if (rc) {
+		bp_tool_error(SUB, "%s", bp_last_error());
+		return exit_for(rc);
+	}
+	if (c->json) {
+		printf("{\"name\": ");
+		json_string(stdout, c->name, BP_TESTBED_NAME_MAX + 1);
+		printf(", \"removed\": true}\n");
+	} else {
+		printf("test bed '%s' removed%s\n", c->name, whole ? "" : " (it was incomplete)");
+	}
+	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
+int cmd_testbed(int argc, char **argv)
+{
+	static const char *const why[] = {
+		[TB_UP] = "it creates network namespaces",
+		[TB_DOWN] = "it removes network namespaces",
+		[TB_STATUS] = "it enters the test bed's network namespaces",
+	};
+	struct tb_cli c;
+	char err[256];
+	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
+
+	if (rc == 1)
+		return BP_EXIT_OK;
+	if (rc) {
+		bp_tool_error(SUB, "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
+		return BP_EXIT_USAGE;
+	}
+	switch (c.act) {
+	case TB_UP:
+		return do_up(&c);
+	case TB_DOWN:
+		return do_down(&c);
+	case TB_STATUS:
+		return do_status(&c);
+	}
+	return BP_EXIT_FAIL;
+}

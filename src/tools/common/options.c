@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the busypoll subcommands (contract in tools/common/options.h). */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <unistd.h>
+
+#include <busypoll/net.h>
+
+#include "tools/common/options.h"
+
+int tool_parse_u64(const char *s, uint64_t *v, bool *neg)
+{
+	char *end;
+
+	*neg = s[0] == '-' && s[1] >= '0' && s[1] <= '9';
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	return errno == ERANGE ? -ERANGE : 0;
+}
+
+int tool_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int tool_opt_int(const char *name, const char *s, long long lo, long long hi, long long *out, char *err,
+		 size_t errlen)
+{
+	uint64_t v;
+	bool neg;
+	int r = tool_parse_u64(s, &v, &neg);
+
+	if (r == -EINVAL && !neg)
+		return tool_fail(err, errlen, "%s %s: not a whole number", name, s);
+	if (neg || r == -ERANGE || v < (uint64_t)lo || v > (uint64_t)hi) {
+		if (hi == INT64_MAX) /* "no upper limit" to a user */
+			return tool_fail(err, errlen, "%s %s: must be at least %lld", name, s, lo);
+		return tool_fail(err, errlen, "%s %s: must be between %lld and %lld", name, s, lo, hi);
+	}
+	*out = (long long)v;
+	return 0;
+}
+
+int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen)
+{
+	char num[32];
+	size_t len = strlen(s);
+	uint64_t v, mult = 1;
+	bool neg;
+	int r;
+
+	if (len && (s[len - 1] == 'k' || s[len - 1] == 'K'))
+		mult = 1024;
+	else if (len && (s[len - 1] == 'm' || s[len - 1] == 'M'))
+		mult = 1024 * 1024;
+	if (mult > 1)
+		len--;
+	if (len == 0 || len >= sizeof(num))
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	memcpy(num, s, len);
+	num[len] = 0;
+	r = tool_parse_u64(num, &v, &neg);
+	if (r == -EINVAL && !neg)
+		return tool_fail(err, errlen, "%s %s: not a size (bytes, or with a k or M suffix)", name, s);
+	if (neg || r == -ERANGE || v == 0 || v > max / mult) {
+		if (max % (1024 * 1024) == 0)
+			return tool_fail(err, errlen, "%s %s: must be between 1 and %lluM (%llu bytes)", name, s,
+					 (unsigned long long)(max >> 20), (unsigned long long)max);
+		return tool_fail(err, errlen, "%s %s: must be between 1 and %llu bytes", name, s,
+				 (unsigned long long)max);
+	}
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen)
+{
+	const char *p = s;
+	int digits = 0, dots = 0;
+	double v;
+
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p == '.' && !dots)
+			dots++;
+		else
+			break;
+	}
+	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
+	if (*p || !digits)
+		return tool_fail(err, errlen, "%s %s: not a number of seconds", name, s);
+	v = strtod(s, NULL);
+	if (v > max)
+		return tool_fail(err, errlen, "%s %s: at most %.0f seconds", name, s, max);
+	if (v == 0 && !zero_ok)
+		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
+	*out = v;
+	return 0;
+}
+
+int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen)
+{
+	char list[160] = "";
+	size_t len = 0;
+	int n = 0;
+
+	for (int i = 0; names[i]; i++, n++)
+		if (!strcmp(s, names[i]))
+			return i;
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(list + len, len < sizeof(list) ? sizeof(list) - len : 0, "%s%s",
+					i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	return tool_fail(err, errlen, "%s %s: must be %s", name, s, list);
+}
+
+int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
+		  size_t errlen)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int got = bp_parse_cpu_list(s, cpus, (size_t)max);
+
+	if (got < 0)
+		return tool_fail(err, errlen, "%s %s: not a CPU list (like 0,2-3; at most %d CPUs)",
+				 name, s, max);
+	if (got == 0)
+		return tool_fail(err, errlen, "%s %s: lists no CPU", name, s);
+	for (int i = 0; i < got; i++)
+		if (cpus[i] < 0 || (ncpu > 0 && cpus[i] >= ncpu))
+			return tool_fail(err, errlen,
+					 "%s %s: CPU %d does not exist (this machine has 0-%ld)", name,
+					 s, cpus[i], ncpu - 1);
+	*n = got;
+	return 0;
+}
+
+/* ---- getopt_long's refusals, worded the same for every command ---- */
+
+const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len)
+{
+	for (const struct option *lo = opts; lo->name; lo++)
+		if (lo->val == val) {
+			snprintf(buf, len, "--%s", lo->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", val);
+	return buf;
+}
+
+/*
+ * For an option getopt knows (missing or unexpected value) optind has moved past
+ * its argument, so argv[optind - 1] is it; for an unknown character inside a
+ * cluster ("-qZ") optind may not have moved, so name the character.
+ */
+const char *tool_bad_option_name(int argc, char **argv, const struct option *opts, char *buf,
+				 size_t len)
+{
+	bool known = false;
+
+	for (const struct option *lo = opts; lo->name; lo++)
+		known |= optopt != 0 && lo->val == optopt;
+	if ((optopt == 0 || known) && optind > 0 && optind <= argc &&
+	    !strncmp(argv[optind - 1], "--", 2)) {
+		snprintf(buf, len, "%.*s", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		return buf;
+	}
+	snprintf(buf, len, "-%c", optopt ? optopt : '?');
+	return buf;
+}
+
+/* getopt refuses an abbreviation that fits two long options just as it refuses a misspelling. */
+int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
+			size_t errlen)
+{
+	char alts[128] = "";
+	size_t len = strncmp(name, "--", 2) ? 0 : strlen(name + 2), used = 0;
+	int n = 0;
+
+	if (len)
+		for (const struct option *lo = opts; lo->name; lo++)
+			if (!strncmp(lo->name, name + 2, len) && used < sizeof(alts))
+				used += (size_t)snprintf(alts + used, sizeof(alts) - used, "%s--%s",
+							 n++ ? ", " : "", lo->name);
+	if (n > 1)
+		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
+	return tool_fail(err, errlen, "unknown option '%s'; see busypoll %s --help", name, sub);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+volatile sig_atomic_t *tool_catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return &stop_flag;
+}
+
+int tool_wait_fd(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	return n == 0 ? -ETIMEDOUT : 0;
+}
+
+int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n;
+		int ret = tool_wait_fd(fd, POLLIN, timeout_ms);
+
+		if (ret)
+			return ret;
+		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	return 0;
+}
+
+int tool_option_refused(const char *sub, int argc, char **argv, const struct option *opts, char *err,
+			size_t errlen)
+{
+	char name[64];
+
+	tool_bad_option_name(argc, argv, opts, name, sizeof(name));
+	/* A known long option refused with optopt set was given a value it does not take. */
+	if (optopt && strncmp(name, "--", 2) == 0)
+		return tool_fail(err, errlen, "%s takes no value", name);
+	return tool_unknown_option(sub, opts, name, err, errlen);
+}
+
+int tool_pick_role(bool server, bool client, char *err, size_t errlen)
+{
+	if (server && client)
+		return tool_fail(err, errlen, "--server and --client are exclusive: pick one");
+	if (!server && !client)
+		return tool_fail(err, errlen, "one of --server or --client HOST is required");
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll compare: the wait modes side by side on a path where each one really
+ * does what it claims (a veth test bed with NAPI), with the kernel's evidence
+ * (BusyPollRxPackets per transaction) printed beside the numbers.
+ */
+#ifndef BP_TOOLS_COMPARE_H
+#define BP_TOOLS_COMPARE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "tools/rr/rr.h"
+
+#define CMP_MAX_MODES 32
+#define CMP_MAX_FLOWS 16
+#define CMP_MAX_RUNS 25
+#define CMP_MAX_NAPI 8
+/* Below this many BusyPollRxPackets per transaction, busy polling did not really run. */
+#define CMP_PROOF_MIN 0.01
+
+struct cmp_opts {
+	char client_modes[CMP_MAX_MODES][128]; /* canonical; cell i uses client_modes[i] */
+	char server_modes[CMP_MAX_MODES][128]; /* and server_modes[i] */
+	char labels[CMP_MAX_MODES][160];       /* as the user wrote them, for the table and plot */
+	int nmodes;
+	int flows[CMP_MAX_FLOWS];
+	int nflows;
+	double duration_s, warmup_s;
+	int runs;
+	int threads;
+	uint32_t request_size, response_size;
+	int client_cpu, server_cpu;
+	enum rr_format format;
+	const char *plot;          /* --plot FILE.svg */
+	bool loopback;             /* not root (or --loopback): no test bed */
+	bool quiet;
+	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
+	int nskipped;
+};
+
+/* One (mode pair, flows) cell: medians over its runs. */
+struct cmp_cell {
+	int mode_idx;
+	int flows;
+	int runs;                  /* completed */
+	bool failed;
+	char error[512];
+	double tps, tps_min, tps_max;
+	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians */
+	double cpu_us_per_tx;      /* client + server, user + system */
+	double client_cpu_us_per_tx, server_cpu_us_per_tx;
+	double bprx_client_per_tx, bprx_server_per_tx;
+	double syscalls_client_per_tx, syscalls_server_per_tx;
+	uint64_t transactions;     /* of the median run */
+	bool busy_poll_mode_client, busy_poll_mode_server;
+	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
+	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows */
+	bool have_baseline;
+};
+
+struct cmp_napi {
+	uint32_t id;
+	char side;                 /* 'c' client end, 's' server end */
+	uint32_t defer_hard_irqs;
+	uint64_t gro_flush_timeout_ns, irq_suspend_timeout_ns;
+	uint32_t threaded;
+};
+
+struct cmp_report {
+	struct cmp_opts opts;
+	struct cmp_cell cells[CMP_MAX_MODES * CMP_MAX_FLOWS];
+	int ncells;
+	bool interrupted;
+	char path[160];            /* "veth test bed bp-x-a <-> bp-x-b" or "loopback" */
+	char kernel[128];
+	int sysctl_busy_poll, sysctl_busy_read;
+	struct cmp_napi napi[CMP_MAX_NAPI];
+	int nnapi;
+};
+
+/* compare_print - table (with the settings), json or csv. */
+void compare_print(FILE *out, const struct cmp_report *r);
+/* compare_plot - an SVG: latency percentiles of every mode on one chart per flow count,
+ * throughput beside it. Returns 0 or -errno (message in err). */
+int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t errlen);
+
+int cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* busypoll compare: the table (settings first, flags last), json and csv. */
+#include <math.h>
+#include <string.h>
+
+#include "tools/compare/compare.h"
+#include "tools/common/emit.h"
+
+static const char *const lat_names[8] = { "min", "mean", "p50", "p90", "p99", "p99_9", "p99_99", "max" };
+
+static void mode_label(const struct cmp_report *r, const struct cmp_cell *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", r->opts.labels[c->mode_idx]);
+}
+
+static void pct_text(char *buf, size_t len, bool have, double pct)
+{
+	if (!have)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%+.0f%%", pct);
+}
+
+static void print_settings(FILE *out, const struct cmp_report *r)
+{
+	const struct cmp_opts *o = &r->opts;
+
+	fprintf(out, "busypoll compare on %s\n", r->path);
+	fprintf(out, "  kernel %s; client on CPU %d, server on CPU %d, %d thread%s each; TCP, request %u B, "
+		     "response %u B\n",
+		r->kernel, o->client_cpu, o->server_cpu, o->threads, o->threads == 1 ? "" : "s", o->request_size,
+		o->response_size);
+	fprintf(out, "  %.1f s per cell after %.1f s warm-up, %d run%s per cell%s; both ends in the same mode "
+		     "unless shown\n",
+		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
+		o->runs > 1 ? " (medians; tx/s spread is min..max)" : "");
+	fprintf(out, "  net.core.busy_poll %d, net.core.busy_read %d\n", r->sysctl_busy_poll, r->sysctl_busy_read);
+	for (int i = 0; i < r->nnapi; i++) {
+		const struct cmp_napi *n = &r->napi[i];
+
+		fprintf(out, "  NAPI %u (%s end): defer-hard-irqs %u, gro-flush-timeout %llu ns, irq-suspend-timeout "
+			     "%llu ns, threaded %u\n",
+			n->id, n->side == 'c' ? "client" : "server", n->defer_hard_irqs,
+			(unsigned long long)n->gro_flush_timeout_ns, (unsigned long long)n->irq_suspend_timeout_ns,
+			n->threaded);
+	}
+	if (r->nnapi)
+		fprintf(out, "  (epoll:suspend sets its own per-NAPI values for its cells; they are restored after)\n");
+	for (int i = 0; i < o->nskipped; i++)
+		fprintf(out, "  not run: %s\n", o->skipped[i]);
+	if (r->interrupted)
+		fprintf(out, "  interrupted: partial results\n");
+}
+
+static void print_table(FILE *out, const struct cmp_report *r)
+{
+	int width = 36;
+	bool flags = false;
+
+	for (int i = 0; i < r->ncells; i++) {
+		char label[300];
+
+		mode_label(r, &r->cells[i], label, sizeof(label));
+		if ((int)strlen(label) > width)
+			width = (int)strlen(label);
+	}
+	print_settings(out, r);
+	fprintf(out, "\n%-*s %5s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s  %s\n", width, "mode", "flows", "tx/s", "vs base",
+		"P50 us", "P90", "P99", "P99.9", "P99.99", "P50 vs", "P99 vs", "CPU us/tx", "BusyPollRx/tx client/server");
+	for (int i = 0; i < r->ncells; i++) {
+		const struct cmp_cell *c = &r->cells[i];
+		char label[300], dt[16], d50[16], d99[16];
+
+		mode_label(r, c, label, sizeof(label));
+		if (c->failed) {
+			fprintf(out, "%-*s %5d  failed: %s\n", width, label, c->flows, c->error);
+			continue;
+		}
+		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx, c->d_tps_pct);
+		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
+		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
+		fprintf(out, "%-*s %5d %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f  %5.2f / %-5.2f%s\n", width,
+			label, c->flows, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5], c->lat_us[6],
+			d50, d99, c->cpu_us_per_tx, c->bprx_client_per_tx, c->bprx_server_per_tx,
+			c->proof_missing ? " !" : "");
+		if (r->opts.runs > 1 && c->runs > 1)
+			fprintf(out, "%-*s %5s %10s tx/s spread %.0f..%.0f (%.1f%%) over %d runs\n", width, "", "", "",
+				c->tps_min, c->tps_max, c->tps ? (c->tps_max - c->tps_min) / c->tps * 100 : 0, c->runs);
+		flags |= c->proof_missing;
+	}
+	if (flags) {
+		fprintf(out, "\n");
+		for (int i = 0; i < r->ncells; i++) {
+			const struct cmp_cell *c = &r->cells[i];
+			char label[300];
+
+			if (!c->proof_missing)
+				continue;
+			mode_label(r, c, label, sizeof(label));
+			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
+				     "transaction on the %s: kernel busy polling (almost) never ran%s\n",
+				label, c->flows, c->flows == 1 ? "" : "s", CMP_PROOF_MIN,
+				c->busy_poll_mode_client && c->bprx_client_per_tx < CMP_PROOF_MIN
+					? (c->busy_poll_mode_server && c->bprx_server_per_tx < CMP_PROOF_MIN
+						   ? "client and server"
+						   : "client")
+					: "server",
+				!r->nnapi ? " (loopback has no NAPI to poll)"
+				: c->flows > r->opts.threads ? " (with several flows per thread the wait finds work "
+							      "ready and rarely needs to busy poll)"
+							    : "");
+		}
+	}
+	fprintf(out, "\nvs base: change against %s with the same flows (tx/s up is better, latency down is better).\n"
+		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
+		     "busy polling ran.\n",
+		r->opts.client_modes[0]);
+}
+
+static void emit_cell(struct emit *e, const struct cmp_report *r, const struct cmp_cell *c)
+{
+	const char *cm = r->opts.client_modes[c->mode_idx], *sm = r->opts.server_modes[c->mode_idx];
+
+	em_begin(e, NULL, false);
+	em_string(e, "label", r->opts.labels[c->mode_idx], sizeof(r->opts.labels[0]));
+	em_string(e, "client_mode", cm, 128);
+	em_string(e, "server_mode", sm, 128);
+	em_int(e, "flows", c->flows);
+	em_int(e, "runs", c->runs);
+	em_bool(e, "failed", c->failed);
+	em_string(e, "error", c->error, sizeof(c->error));
+	em_double(e, "tps", c->tps);
+	em_double(e, "tps_min", c->tps_min);
+	em_double(e, "tps_max", c->tps_max);
+	em_u64(e, "transactions", c->transactions);
+	em_begin(e, "latency_us", false);
+	for (int k = 0; k < 8; k++)
+		em_double(e, lat_names[k], c->lat_us[k]);
+	em_end(e);
+	em_double(e, "cpu_us_per_tx", c->cpu_us_per_tx);
+	em_double(e, "client_cpu_us_per_tx", c->client_cpu_us_per_tx);
+	em_double(e, "server_cpu_us_per_tx", c->server_cpu_us_per_tx);
+	em_double(e, "client_syscalls_per_tx", c->syscalls_client_per_tx);
+	em_double(e, "server_syscalls_per_tx", c->syscalls_server_per_tx);
+	em_double(e, "client_busy_poll_rx_per_tx", c->bprx_client_per_tx);
+	em_double(e, "server_busy_poll_rx_per_tx", c->bprx_server_per_tx);
+	em_bool(e, "client_busy_polls", c->busy_poll_mode_client);
+	em_bool(e, "server_busy_polls", c->busy_poll_mode_server);
+	em_bool(e, "proof_missing", c->proof_missing);
+	if (c->have_baseline && c->mode_idx) {
+		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
+		em_double(e, "p50_vs_base_pct", c->d_p50_pct);
+		em_double(e, "p99_vs_base_pct", c->d_p99_pct);
+	} else {
+		em_null(e, "tps_vs_base_pct");
+		em_null(e, "p50_vs_base_pct");
+		em_null(e, "p99_vs_base_pct");
+	}
+	em_end(e);
+}
+
+static void print_json(FILE *out, const struct cmp_report *r)
+{
+	const struct cmp_opts *o = &r->opts;
+	struct emit e = { .kind = EMIT_JSON, .out = out };
+
+	em_begin(&e, NULL, false);
+	em_string(&e, "path", r->path, sizeof(r->path));
+	em_string(&e, "kernel", r->kernel, sizeof(r->kernel));
+	em_bool(&e, "interrupted", r->interrupted);
+	em_begin(&e, "settings", false);
+	em_int(&e, "client_cpu", o->client_cpu);
+	em_int(&e, "server_cpu", o->server_cpu);
+	em_int(&e, "threads", o->threads);
+	em_u64(&e, "request_size", o->request_size);
+	em_u64(&e, "response_size", o->response_size);
+	em_double(&e, "duration_s", o->duration_s);
+	em_double(&e, "warmup_s", o->warmup_s);
+	em_int(&e, "runs", o->runs);
+	em_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
+	em_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
+	em_end(&e);
+	em_array_begin(&e, "napi");
+	for (int i = 0; i < r->nnapi; i++) {
+		const struct cmp_napi *n = &r->napi[i];
+
+		em_begin(&e, NULL, false);
+		em_u64(&e, "id", n->id);
+		em_string(&e, "end", n->side == 'c' ? "client" : "server", 8);
+		em_u64(&e, "defer_hard_irqs", n->defer_hard_irqs);
+		em_u64(&e, "gro_flush_timeout_ns", n->gro_flush_timeout_ns);
+		em_u64(&e, "irq_suspend_timeout_ns", n->irq_suspend_timeout_ns);
+		em_u64(&e, "threaded", n->threaded);
+		em_end(&e);
+	}
+	em_array_end(&e);
+	em_array_begin(&e, "skipped");
+	for (int i = 0; i < o->nskipped; i++) {
+		em_begin(&e, NULL, false);
+		em_string(&e, "reason", o->skipped[i], sizeof(o->skipped[i]));
+		em_end(&e);
+	}
+	em_array_end(&e);
+	em_array_begin(&e, "cells");
+	for (int i = 0; i < r->ncells; i++)
+		emit_cell(&e, r, &r->cells[i]);
+	em_array_end(&e);
+	em_end(&e);
+	fputc('\n', out);
+}
+
+static void print_csv(FILE *out, const struct cmp_report *r)
+{
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+	struct cmp_cell empty = { 0 };
+
+	emit_cell(&e, r, r->ncells ? &r->cells[0] : &empty);
+	fputc('\n', out);
+	for (int i = 0; i < r->ncells; i++) {
+		e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
+		emit_cell(&e, r, &r->cells[i]);
+		fputc('\n', out);
+	}
+}
+
+void compare_print(FILE *out, const struct cmp_report *r)
+{
+	switch (r->opts.format) {
+	case RR_FORMAT_JSON: print_json(out, r); break;
+	case RR_FORMAT_CSV: print_csv(out, r); break;
+	default: print_table(out, r); break;
+	}
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* busypoll perf: the command around perf_parse_opts and perf_sweep (tools/perf.h). */
+#include <stdio.h>
+
+#include "tools/common/commands.h"
+#include "tools/perf/perf.h"
+#include "tools/common/options.h"
+
+int cmd_perf(int argc, char **argv)
+{
+	static struct perf_opts o;
+	char err[512];
+	int ret = perf_parse_opts(argc, argv, &o, err, sizeof(err));
+
+	if (ret == 1)
+		return BP_EXIT_OK;
+	if (ret) {
+		bp_tool_error("perf", "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	return perf_sweep(&o, tool_catch_stop_signals(), stdout);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf: what a run (run.c) and its jobs (job.c) share. Not for
+ * other files: the command's contract is tools/perf.h.
+ *
+ * Threading: a job lives on its own loop thread and touches only its own state;
+ * the run's thread reads a job's atomics while it runs and everything else only
+ * after joining its thread. Jobs are told things with bp_loop_post.
+ */
+#ifndef BP_TOOLS_PERF_INT_H
+#define BP_TOOLS_PERF_INT_H
+
+#include <stdatomic.h>
+
+#include <busypoll/nvme/host.h>
+
+#include "tools/perf/perf.h"
+
+enum perf_phase {
+	PJ_SETUP,      /* connecting the queue */
+	PJ_PREFILL,    /* --verify with reads: stamping the slice once */
+	PJ_READY,      /* waiting for the go */
+	PJ_RAMP,
+	PJ_MEASURE,
+	PJ_DRAIN,      /* no more submissions; the in-flight ones finish */
+	PJ_READBACK,   /* --verify with writes: reading every written block back */
+	PJ_DONE,
+	PJ_FAILED,
+};
+
+enum { IO_FREE = 0, IO_INFLIGHT, IO_DONE };
+
+/* One I/O slot: preallocated at iodepth with its buffer; nothing is allocated per I/O. */
+struct perf_io {
+	struct perf_job *j;
+	uint8_t *buf;
+	uint64_t unit;           /* bs-sized unit of the region */
+	uint64_t submit_ns;
+	uint32_t newgen;         /* --verify write: the generation it stamps */
+	uint16_t status;
+	bool write;
+	uint8_t state;
+};
+
+#define PERF_GEN_BUSY 0x80000000u  /* --verify: an I/O to this unit is in flight */
+#define PERF_GEN_MASK 0x7fffffffu
+
+struct perf_ctx;
+
+struct perf_job {
+	struct perf_ctx *ctx;
+	int idx, cpu;
+	struct bp_loop_thread *lt;
+	struct bp_loop *loop;
+	struct bp_nvmeh_queue *q;
+	char local[64];          /* our end of the queue, as the target names its peer */
+	struct perf_io *ios;
+	uint32_t nios;
+	uint32_t *freelist, nfree;
+	uint32_t *ready, rhead, rcount; /* completed, not reaped yet (a ring of nios) */
+	uint32_t busy;           /* slots in flight or completed-unreaped */
+	enum perf_phase phase;
+	bool closing, interrupted, wrote;
+	uint64_t unit_lo, unit_hi, cursor;
+	uint64_t rng;
+	uint32_t *gen;           /* --verify: per unit of [unit_lo, unit_hi) */
+	struct perf_dir rd, wr;  /* measured */
+	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
+	uint64_t verified;
+	struct bp_loop_snapshot start, end;
+	bool measured_any;
+	struct bp_timer t_measure, t_end, t_poll;
+	uint64_t measure_at_ns, end_at_ns;
+	int err;
+	char errmsg[600];
+};
+
+struct perf_ctx {
+	const struct perf_opts *o;
+	int n;                   /* jobs */
+	struct bp_nvmeh_ctrl *ctrl;
+	char addr[128];          /* the target, for messages */
+	uint32_t nsid, block_size, lbas_per_io;
+	uint64_t region_offset;  /* bytes */
+	uint64_t units;          /* bs-sized units in the region */
+	uint32_t run_id;         /* --verify: stamped in every block */
+	bool prefill, readback;
+	struct perf_job *jobs[PERF_MAX_JOBS];
+	atomic_int ready, done, failed;
+};
+
+/* perf_job_new - a job's memory (slots, buffers, generations), on the run's thread. NULL: out of memory. */
+struct perf_job *perf_job_new(struct perf_ctx *ctx, int idx);
+void perf_job_free(struct perf_job *j);
+/* Loop-thread setup: open I/O queue idx+1, then pre-fill or report ready. */
+int perf_job_setup(struct bp_loop *loop, void *arg);
+/* Posted: start ramp/measure timers (measure_at_ns/end_at_ns set) and fill the queue. */
+void perf_job_go(struct bp_loop *loop, void *arg);
+/* Posted: stop submitting (interrupt or another job failed), drain, done. */
+void perf_job_stop(struct bp_loop *loop, void *arg);
+/* Join teardown: close the queue on its own thread. */
+void perf_job_teardown(struct bp_loop *loop, void *arg);
+
+#endif

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf: one job, on its own loop thread with its own I/O queue
+ * (contract in tools/internal.h).
+ *
+ * fio's loop, on an event engine. fio fills the queue to iodepth, committing
+ * every iodepth_batch submissions (and what is left before it waits); then waits
+ * until at least min(complete_min, in flight) completions are there, reaps at
+ * most complete_max, and fills again. Here completions arrive by callback (the
+ * queue's done function: the slot goes on a ready ring) and the end of each
+ * receive pass is "getevents returned" (the queue's batch function): there the
+ * job reaps like fio and fills again, the submissions corked and sent every
+ * `batch` commands. Latency is from the submit call to the reap, as fio's lat
+ * (completion time is taken at reap). complete_min 0 keeps the loop polling
+ * while I/O is in flight (a zero timer and bp_loop_poll_next), as fio polls.
+ *
+ * Offsets: bs-sized units of the region; random ones uniformly (with repeats,
+ * fio's norandommap), sequential ones wrapping. With --verify a job owns a
+ * disjoint slice, keeps each unit's generation, and never has two I/Os on one
+ * unit in flight, so every read has exactly one right answer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <busypoll/nvme/host.h>
+
+#include "tools/perf/internal.h"
+
+static void job_service(void *arg);
+
+/* ---- small helpers ---- */
+
+static uint64_t rnd(struct perf_job *j)
+{
+	uint64_t z = (j->rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* rnd_below - uniform in [0, n) (Lemire's multiply-shift; the bias is below 2^-32 for any n we see). */
+static uint64_t rnd_below(struct perf_job *j, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)rnd(j) * n) >> 64);
+}
+
+static void job_fail(struct perf_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_fail(struct perf_job *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (j->phase == PJ_FAILED)
+		return;
+	j->err = -EIO;
+	va_start(ap, fmt);
+	vsnprintf(j->errmsg, sizeof(j->errmsg), fmt, ap);
+	va_end(ap);
+	j->phase = PJ_FAILED;
+	bp_timer_stop(j->loop, &j->t_measure);
+	bp_timer_stop(j->loop, &j->t_end);
+	bp_timer_stop(j->loop, &j->t_poll);
+	atomic_store(&j->ctx->failed, 1);
+}
+
+static void job_finished(struct perf_job *j)
+{
+	j->phase = PJ_DONE;
+	bp_timer_stop(j->loop, &j->t_poll);
+	atomic_fetch_add(&j->ctx->done, 1);
+}
+
+/* ---- picking the next I/O ---- */
+
+/* Can the job submit in this phase? */
+static bool may_submit(const struct perf_job *j)
+{
+	switch (j->phase) {
+	case PJ_RAMP:
+	case PJ_MEASURE:
+		return true;
+	case PJ_PREFILL:
+	case PJ_READBACK:
+		return j->cursor < j->unit_hi;
+	default:
+		return false;
+	}
+}
+
+static bool unit_busy(const struct perf_job *j, uint64_t unit)
+{
+	return j->gen && (j->gen[unit - j->unit_lo] & PERF_GEN_BUSY);
+}
+
+/*
+ * pick - the next I/O's direction and unit, false when there is none (the end of
+ * a pre-fill or read-back pass). --verify never picks a unit with an I/O in
+ * flight: the slice holds more units than iodepth (checked by the run), so a
+ * free one always exists.
+ */
+static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
+{
+	const struct perf_opts *o = j->ctx->o;
+	uint64_t span = j->unit_hi - j->unit_lo, u = j->unit_lo;
+
+	if (j->phase == PJ_PREFILL) {
+		*write = true;
+		*unit = j->cursor++;
+		return true;
+	}
+	if (j->phase == PJ_READBACK) {
+		while (j->cursor < j->unit_hi && !(j->gen[j->cursor - j->unit_lo] & PERF_GEN_MASK))
+			j->cursor++;
+		if (j->cursor == j->unit_hi)
+			return false;
+		*write = false;
+		*unit = j->cursor++;
+		return true;
+	}
+	switch (o->rw) {
+	case PERF_RW_READ:
+	case PERF_RW_RANDREAD:
+		*write = false;
+		break;
+	case PERF_RW_WRITE:
+	case PERF_RW_RANDWRITE:
+		*write = true;
+		break;
+	case PERF_RW_RANDRW:
+		*write = rnd_below(j, 100) >= (uint64_t)o->rwmixread;
+		break;
+	}
+	if (o->rw == PERF_RW_READ || o->rw == PERF_RW_WRITE) {
+		for (uint64_t tries = 0; tries < span; tries++) {
+			if (j->cursor >= j->unit_hi)
+				j->cursor = j->unit_lo;
+			u = j->cursor++;
+			if (!unit_busy(j, u))
+				break;
+		}
+	} else {
+		u = j->unit_lo + rnd_below(j, span);
+		for (int tries = 0; unit_busy(j, u) && tries < 8; tries++)
+			u = j->unit_lo + rnd_below(j, span);
+		while (unit_busy(j, u))
+			u = u + 1 == j->unit_hi ? j->unit_lo : u + 1;
+	}
+	*unit = u;
+	return true;
+}
+
+/* ---- submitting ---- */
+
+static void io_done(void *arg, const struct bp_nvme_cqe *cqe, int err);
+
+static bool submit_one(struct perf_job *j)
+{
+	struct perf_ctx *ctx = j->ctx;
+	const struct perf_opts *o = ctx->o;
+	uint32_t slot = j->freelist[j->nfree - 1];
+	struct perf_io *io = &j->ios[slot];
+	uint64_t unit = 0, lba;
+	uint8_t sqe[64];
+	bool write = false;
+	int ret;
+
+	if (!pick(j, &write, &unit))
+		return false;
+	j->nfree--;
+	lba = (ctx->region_offset + unit * o->bs) / ctx->block_size;
+	io->unit = unit;
+	io->write = write;
+	io->status = 0;
+	if (j->gen) {
+		uint32_t *g = &j->gen[unit - j->unit_lo];
+
+		if (write) {
+			io->newgen = (*g & PERF_GEN_MASK) + 1;
+			for (uint32_t b = 0; b < ctx->lbas_per_io; b++)
+				perf_stamp_fill(io->buf + (size_t)b * ctx->block_size, ctx->block_size, lba + b, io->newgen,
+						ctx->run_id);
+		}
+		*g |= PERF_GEN_BUSY;
+	}
+	if (write)
+		j->wrote = true;
+	bp_nvmeh_sqe_rw(sqe, write, ctx->nsid, lba, ctx->lbas_per_io);
+	io->state = IO_INFLIGHT;
+	io->submit_ns = bp_now_ns();
+	j->busy++;
+	ret = bp_nvmeh_submit(j->q, sqe, io->buf, o->bs, write, io_done, io);
+	if (ret) {
+		/* Nothing was queued for it: the queue failed under us (its error says why). */
+		io->state = IO_FREE;
+		j->busy--;
+		j->freelist[j->nfree++] = slot;
+		job_fail(j, "job %d: cannot submit: %s", j->idx,
+			 bp_nvmeh_queue_error(j->q)[0] ? bp_nvmeh_queue_error(j->q) : strerror(-ret));
+		return false;
+	}
+	return true;
+}
+
+/* job_fill - submit until iodepth is in flight, a send every `batch` commands and one for the rest. */
+static void job_fill(struct perf_job *j)
+{
+	int batch = j->ctx->o->batch, in_batch = 0;
+
+	if (!j->nfree || !may_submit(j))
+		return;
+	bp_nvmeh_cork(j->q);
+	while (j->nfree && may_submit(j) && j->phase != PJ_FAILED) {
+		if (!submit_one(j))
+			break;
+		if (++in_batch == batch) {
+			bp_nvmeh_uncork(j->q);
+			bp_nvmeh_cork(j->q);
+			in_batch = 0;
+		}
+	}
+	bp_nvmeh_uncork(j->q);
+}
+
+/* ---- completions ---- */
+
+static void io_done(void *arg, const struct bp_nvme_cqe *cqe, int err)
+{
+	struct perf_io *io = arg;
+	struct perf_job *j = io->j;
+
+	if (j->closing)
+		return;
+	if (err) {
+		/* The queue failed (connection lost, timeout, protocol): every command ends here. */
+		if (err == -ETIMEDOUT)
+			job_fail(j, "target %s, job %d: %s (--io-timeout)", j->ctx->addr, j->idx, bp_nvmeh_queue_error(j->q));
+		else if (err == -EPROTO || err == -ECONNABORTED)
+			job_fail(j, "target %s, job %d: %s", j->ctx->addr, j->idx, bp_nvmeh_queue_error(j->q));
+		else
+			job_fail(j, "target %s, job %d: connection lost: %s", j->ctx->addr, j->idx,
+				 bp_nvmeh_queue_error(j->q));
+		return;
+	}
+	io->status = cqe->status;
+	io->state = IO_DONE;
+	j->ready[(j->rhead + j->rcount++) % j->nios] = (uint32_t)(io - j->ios);
+}
+
+static void io_status_fail(struct perf_job *j, const struct perf_io *io)
+{
+	struct perf_ctx *ctx = j->ctx;
+	uint64_t lba = (ctx->region_offset + io->unit * ctx->o->bs) / ctx->block_size;
+	char s[96];
+
+	job_fail(j, "target %s, job %d: %s of %u block%s at LBA %" PRIu64 " (nsid %u) failed: %s", ctx->addr, j->idx,
+		 io->write ? "write" : "read", ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
+		 bp_nvme_status_str(io->status, s, sizeof(s)));
+}
+
+/* reap_one - one completion: its status, its stamps, its latency; the slot is free again. */
+static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
+{
+	struct perf_ctx *ctx = j->ctx;
+	const struct perf_opts *o = ctx->o;
+
+	j->busy--;
+	io->state = IO_FREE;
+	j->freelist[j->nfree++] = (uint32_t)(io - j->ios);
+	if (io->status) {
+		io_status_fail(j, io);
+		return;
+	}
+	if (j->gen) {
+		uint32_t *g = &j->gen[io->unit - j->unit_lo];
+
+		if (io->write) {
+			*g = io->newgen;
+		} else {
+			uint64_t lba = (ctx->region_offset + io->unit * o->bs) / ctx->block_size;
+			uint32_t want = *g & PERF_GEN_MASK;
+			char why[300];
+
+			*g &= PERF_GEN_MASK;
+			for (uint32_t b = 0; b < ctx->lbas_per_io; b++) {
+				if (perf_stamp_check(io->buf + (size_t)b * ctx->block_size, ctx->block_size, lba + b, want,
+						     ctx->run_id, why, sizeof(why)) != PERF_STAMP_OK) {
+					job_fail(j, "target %s, job %d: verify failed on nsid %u: %s", ctx->addr, j->idx,
+						 ctx->nsid, why);
+					return;
+				}
+			}
+			j->verified += ctx->lbas_per_io;
+		}
+	}
+	if (j->phase == PJ_MEASURE) {
+		struct perf_dir *d = io->write ? &j->wr : &j->rd;
+
+		d->ios++;
+		d->bytes += o->bs;
+		bp_hist_record(&d->hist, now - io->submit_ns);
+	}
+	atomic_store_explicit(&j->prog_ios, atomic_load_explicit(&j->prog_ios, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&j->prog_bytes, atomic_load_explicit(&j->prog_bytes, memory_order_relaxed) + o->bs,
+			      memory_order_relaxed);
+}
+
+/* ---- phases ---- */
+
+static void poll_tick(struct bp_loop *loop, void *arg);
+
+static bool io_phase(const struct perf_job *j)
+{
+	return j->phase == PJ_RAMP || j->phase == PJ_MEASURE || j->phase == PJ_PREFILL || j->phase == PJ_DRAIN ||
+	       j->phase == PJ_READBACK;
+}
+
+/* complete_min 0: while I/O is in flight, the loop's wait is a poll (fio: getevents asks for none). */
+static void poll_arm(struct perf_job *j)
+{
+	if (j->ctx->o->reap_poll && j->busy && io_phase(j) && !bp_timer_armed(&j->t_poll))
+		bp_timer_start(j->loop, &j->t_poll, 0, poll_tick, j);
+}
+
+static void poll_tick(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+
+	if (j->closing || !j->busy || !io_phase(j))
+		return;
+	bp_loop_poll_next(loop);
+	bp_timer_start(loop, &j->t_poll, 0, poll_tick, j);
+}
+
+/* job_advance - move on when a phase's I/O is all back. */
+static void job_advance(struct perf_job *j)
+{
+	if (j->busy)
+		return;
+	switch (j->phase) {
+	case PJ_PREFILL:
+		if (j->cursor < j->unit_hi)
+			return;
+		j->phase = PJ_READY;
+		atomic_fetch_add(&j->ctx->ready, 1);
+		break;
+	case PJ_DRAIN:
+		if (j->ctx->readback && j->wrote && !j->interrupted) {
+			j->phase = PJ_READBACK;
+			j->cursor = j->unit_lo;
+			job_fill(j);
+			if (!j->busy && j->phase == PJ_READBACK)
+				job_finished(j);
+			break;
+		}
+		job_finished(j);
+		break;
+	case PJ_READBACK:
+		if (j->cursor >= j->unit_hi || !may_submit(j))
+			job_finished(j);
+		break;
+	default:
+		break;
+	}
+}
+
+static void job_service(void *arg)
+{
+	struct perf_job *j = arg;
+	const struct perf_opts *o = j->ctx->o;
+
+	if (j->closing || j->phase == PJ_FAILED)
+		return;
+	for (;;) {
+		bool steady = j->phase == PJ_RAMP || j->phase == PJ_MEASURE;
+		uint32_t need = steady ? ((uint32_t)o->reap_min < j->busy ? (uint32_t)o->reap_min : j->busy) : 1;
+		uint32_t take = steady && (uint32_t)o->reap_max < j->rcount ? (uint32_t)o->reap_max : j->rcount;
+		uint64_t now;
+
+		if (!j->rcount || j->rcount < need)
+			break;
+		now = bp_now_ns();
+		for (uint32_t i = 0; i < take && j->phase != PJ_FAILED; i++) {
+			struct perf_io *io = &j->ios[j->ready[j->rhead]];
+
+			j->rhead = (j->rhead + 1) % j->nios;
+			j->rcount--;
+			reap_one(j, io, now);
+		}
+		if (j->phase == PJ_FAILED)
+			return;
+		job_fill(j);
+	}
+	job_advance(j);
+	poll_arm(j);
+}
+
+static void phase_measure(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+
+	if (j->phase != PJ_RAMP)
+		return;
+	bp_loop_snapshot_take(j->loop, &j->start);
+	j->measured_any = true;
+	j->phase = PJ_MEASURE;
+}
+
+/* phase_end - the measured interval is over (timer) or cut short (interrupt). */
+static void phase_end(struct perf_job *j)
+{
+	if (j->phase == PJ_MEASURE) {
+		bp_loop_snapshot_take(j->loop, &j->end);
+	} else if (j->phase == PJ_RAMP) {
+		bp_loop_snapshot_take(j->loop, &j->start);
+		j->end = j->start;
+	} else if (j->phase != PJ_PREFILL && j->phase != PJ_READBACK && j->phase != PJ_READY) {
+		return;
+	}
+	bp_timer_stop(j->loop, &j->t_measure);
+	bp_timer_stop(j->loop, &j->t_end);
+	if (j->phase == PJ_READY) {
+		job_finished(j);
+		return;
+	}
+	j->phase = PJ_DRAIN;
+	job_advance(j);
+}
+
+static void on_end_timer(struct bp_loop *loop, void *arg)
+{
+	phase_end(arg);
+}
+
+void perf_job_go(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+	uint64_t now = bp_now_ns();
+
+	if (j->phase != PJ_READY)
+		return;
+	j->phase = PJ_RAMP;
+	j->cursor = j->unit_lo; /* sequential patterns start at the slice's start, after any pre-fill */
+	if (j->measure_at_ns <= now)
+		phase_measure(loop, j);
+	else
+		bp_timer_start(loop, &j->t_measure, (j->measure_at_ns - now) / 1000, phase_measure, j);
+	bp_timer_start(loop, &j->t_end, j->end_at_ns > now ? (j->end_at_ns - now) / 1000 : 0, on_end_timer, j);
+	job_fill(j);
+	poll_arm(j);
+}
+
+void perf_job_stop(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+
+	(void)loop;
+	if (j->phase == PJ_DONE || j->phase == PJ_FAILED)
+		return;
+	j->interrupted = true;
+	if (j->phase == PJ_DRAIN)
+		return;
+	phase_end(j);
+}
+
+/* ---- life ---- */
+
+struct perf_job *perf_job_new(struct perf_ctx *ctx, int idx)
+{
+	const struct perf_opts *o = ctx->o;
+	struct perf_job *j = calloc(1, sizeof(*j));
+	uint32_t n = (uint32_t)o->iodepth;
+
+	if (!j)
+		return NULL;
+	j->ctx = ctx;
+	j->idx = idx;
+	j->cpu = o->ncpus ? o->cpus[idx % o->ncpus] : -1;
+	j->nios = n;
+	j->ios = calloc(n, sizeof(*j->ios));
+	j->freelist = calloc(n, sizeof(*j->freelist));
+	j->ready = calloc(n, sizeof(*j->ready));
+	if (!j->ios || !j->freelist || !j->ready)
+		goto oom;
+	for (uint32_t i = 0; i < n; i++) {
+		j->ios[i].j = j;
+		j->ios[i].buf = aligned_alloc(4096, (o->bs + 4095) & ~4095u);
+		if (!j->ios[i].buf)
+			goto oom;
+		/* Writes without --verify send this: not zeros, which a target might treat specially. */
+		for (uint32_t b = 0; b < o->bs; b += 8) {
+			uint64_t v = rnd(j);
+
+			memcpy(j->ios[i].buf + b, &v, 8);
+		}
+		j->freelist[i] = n - 1 - i;
+	}
+	j->nfree = n;
+	/* --verify: a disjoint slice each; otherwise every job spans the region, as fio's clones do. */
+	if (o->verify) {
+		j->unit_lo = ctx->units * (uint64_t)idx / (uint64_t)ctx->n;
+		j->unit_hi = ctx->units * (uint64_t)(idx + 1) / (uint64_t)ctx->n;
+		j->gen = calloc(j->unit_hi - j->unit_lo, sizeof(*j->gen));
+		if (!j->gen)
+			goto oom;
+	} else {
+		j->unit_lo = 0;
+		j->unit_hi = ctx->units;
+	}
+	j->cursor = j->unit_lo;
+	j->rng = bp_now_ns() ^ ((uint64_t)idx << 48) ^ (uint64_t)(uintptr_t)j;
+	bp_hist_init(&j->rd.hist);
+	bp_hist_init(&j->wr.hist);
+	return j;
+oom:
+	perf_job_free(j);
+	return NULL;
+}
+
+void perf_job_free(struct perf_job *j)
+{
+	if (!j)
+		return;
+	for (uint32_t i = 0; j->ios && i < j->nios; i++)
+		free(j->ios[i].buf);
+	free(j->ios);
+	free(j->freelist);
+	free(j->ready);
+	free(j->gen);
+	free(j);
+}
+
+int perf_job_setup(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+	struct perf_ctx *ctx = j->ctx;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int ret;
+
+	j->loop = loop;
+	j->phase = PJ_SETUP;
+	ret = bp_nvmeh_ctrl_io_queue(ctx->ctrl, loop, (uint16_t)(j->idx + 1), &j->q);
+	if (ret) {
+		char s[96];
+
+		if (ret > 0)
+			return bp_set_last_error(-ECONNREFUSED, "job %d: I/O queue %d refused: %s", j->idx, j->idx + 1,
+						 bp_nvme_status_str((uint16_t)ret, s, sizeof(s)));
+		return bp_set_last_error(ret, "job %d: I/O queue %d: %s", j->idx, j->idx + 1, bp_last_error());
+	}
+	bp_nvmeh_queue_set_batch_fn(j->q, job_service, j);
+	if (getsockname(bp_nvmeh_queue_fd(j->q), (struct sockaddr *)&ss, &sl) == 0)
+		bp_format_addr((struct sockaddr *)&ss, j->local, sizeof(j->local));
+	if (ctx->prefill) {
+		j->phase = PJ_PREFILL;
+		job_fill(j);
+		poll_arm(j);
+	} else {
+		j->phase = PJ_READY;
+		atomic_fetch_add(&ctx->ready, 1);
+	}
+	return 0;
+}
+
+void perf_job_teardown(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+
+	(void)loop;
+	j->closing = true;
+	bp_timer_stop(loop, &j->t_measure);
+	bp_timer_stop(loop, &j->t_end);
+	bp_timer_stop(loop, &j->t_poll);
+	if (j->q)
+		bp_nvmeh_queue_close(j->q);
+	j->q = NULL;
+}

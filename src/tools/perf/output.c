@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf: printing results (contract in tools/perf.h).
+ *
+ * json and csv come from one walk over a result (emit_result, tools/emit.h), so
+ * they never disagree on which fields exist; a csv column is the json path with
+ * dots ("read.latency_us.p99_99"). The table reads like fio's summary: per
+ * direction IOPS, bandwidth in MiB/s and MB/s, latency percentiles in us (fio's
+ * "lat": submission to completion), then what it cost. The sweep's table is the
+ * issue's reference: threads, IOPS (K), average latency, P99.99.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/common/emit.h"
+#include "tools/perf/perf.h"
+
+static double per_io(uint64_t v, uint64_t ios)
+{
+	return ios ? (double)v / (double)ios : 0;
+}
+
+/* ---- json / csv ---- */
+
+static void emit_latency(struct emit *e, const char *key, const struct bp_hist *h)
+{
+	/* No samples: null, not zeros that would read as a 0 us latency. */
+	em_begin(e, key, h->count == 0);
+	em_double(e, "min", (double)h->min / 1e3);
+	em_double(e, "mean", bp_hist_mean(h) / 1e3);
+	em_double(e, "p50", (double)bp_hist_percentile(h, 50) / 1e3);
+	em_double(e, "p90", (double)bp_hist_percentile(h, 90) / 1e3);
+	em_double(e, "p99", (double)bp_hist_percentile(h, 99) / 1e3);
+	em_double(e, "p99_9", (double)bp_hist_percentile(h, 99.9) / 1e3);
+	em_double(e, "p99_99", (double)bp_hist_percentile(h, 99.99) / 1e3);
+	em_double(e, "max", (double)h->max / 1e3);
+	em_end(e);
+}
+
+static void emit_dir(struct emit *e, const char *key, const struct perf_result *r, const struct perf_dir *d)
+{
+	em_begin(e, key, false);
+	em_u64(e, "ios", d->ios);
+	em_u64(e, "bytes", d->bytes);
+	em_double(e, "iops", perf_iops(r, d));
+	em_double(e, "mbps", perf_mbps(r, d));
+	em_double(e, "mibps", perf_mibps(r, d));
+	emit_latency(e, "latency_us", &d->hist);
+	em_end(e);
+}
+
+static void emit_result(struct emit *e, const struct perf_result *r)
+{
+	const struct perf_opts *o = &r->opts;
+	const struct perf_target_stats *t = &r->target;
+	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+	uint64_t ios = all.ios;
+	int64_t cpus[PERF_MAX_JOBS];
+	int ncpus = o->ncpus < PERF_MAX_JOBS ? o->ncpus : PERF_MAX_JOBS;
+
+	em_begin(e, NULL, false);
+	em_begin(e, "settings", false);
+	em_string(e, "target", o->target, sizeof(o->target));
+	em_string(e, "nqn", o->nqn, sizeof(o->nqn));
+	em_u64(e, "nsid", o->nsid);
+	em_string(e, "rw", perf_rw_name(o->rw), 16);
+	em_int(e, "rwmixread", o->rw == PERF_RW_RANDRW ? o->rwmixread : o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD ? 100 : 0);
+	em_u64(e, "bs", o->bs);
+	em_int(e, "iodepth", o->iodepth);
+	em_int(e, "iodepth_batch", o->iodepth_batch);
+	em_int(e, "iodepth_batch_complete_min", o->complete_min);
+	em_int(e, "iodepth_batch_complete_max", o->complete_max);
+	em_int(e, "submit_batch", o->batch);
+	em_int(e, "reap_min", o->reap_min);
+	em_int(e, "reap_max", o->reap_max);
+	em_bool(e, "reap_polls", o->reap_poll);
+	em_int(e, "numjobs", r->numjobs);
+	for (int i = 0; i < ncpus; i++)
+		cpus[i] = o->cpus[i];
+	em_list(e, "cpus", cpus, ncpus > 0 ? (size_t)ncpus : 0);
+	em_double(e, "runtime_s", o->runtime_s);
+	em_double(e, "ramp_time_s", o->ramp_s);
+	em_u64(e, "offset", r->region_offset);
+	em_u64(e, "size", r->region_size);
+	em_bool(e, "verify", o->verify);
+	em_string(e, "mode", o->mode_text, sizeof(o->mode_text));
+	em_bool(e, "header_digest", o->hdgst);
+	em_bool(e, "data_digest", o->ddgst);
+	em_u64(e, "io_timeout_ms", o->io_timeout_ms);
+	em_string(e, "target_config", r->target_config, sizeof(r->target_config));
+	em_end(e);
+
+	em_string(e, "kernel", r->kernel, sizeof(r->kernel));
+	em_begin(e, "controller", false);
+	em_string(e, "address", r->target_addr, sizeof(r->target_addr));
+	em_string(e, "model", r->model, sizeof(r->model));
+	em_u64(e, "block_size", r->block_size);
+	em_u64(e, "namespace_blocks", r->ns_blocks);
+	em_u64(e, "max_transfer", r->max_transfer);
+	em_u64(e, "in_capsule", r->incapsule);
+	em_u64(e, "queue_depth", r->queue_depth);
+	em_end(e);
+
+	em_double(e, "seconds", r->seconds);
+	em_u64(e, "ios", ios);
+	em_double(e, "iops", perf_iops(r, &all));
+	em_double(e, "mbps", perf_mbps(r, &all));
+	em_double(e, "mibps", perf_mibps(r, &all));
+	emit_latency(e, "latency_us", &r->all);
+	emit_dir(e, "read", r, &r->rd);
+	emit_dir(e, "write", r, &r->wr);
+
+	em_begin(e, "initiator", false);
+	em_u64(e, "utime_us", r->utime_us);
+	em_u64(e, "stime_us", r->stime_us);
+	em_double(e, "cpu_us_per_io", perf_cpu_us_per_io(r));
+	em_double(e, "context_switches_per_io", per_io(r->nvcsw + r->nivcsw, ios));
+	em_double(e, "syscalls_per_io", per_io(r->syscalls, ios));
+	em_double(e, "wakeups_per_io", per_io(r->wakeups, ios));
+	em_end(e);
+
+	em_begin(e, "target_counters", !t->valid);
+	em_u64(e, "pid", (uint64_t)t->pid);
+	em_u64(e, "queues", t->queues);
+	em_u64(e, "commands", t->commands);
+	em_u64(e, "reads", t->reads);
+	em_u64(e, "writes", t->writes);
+	em_u64(e, "r2ts", t->r2ts);
+	em_u64(e, "errors", t->errors);
+	em_u64(e, "poll_passes", t->poll_passes);
+	em_u64(e, "idle_exits", t->idle_exits);
+	em_u64(e, "bytes_in", t->bytes_in);
+	em_u64(e, "bytes_out", t->bytes_out);
+	em_u64(e, "cpu_us", t->cpu_us);
+	em_double(e, "cpu_us_per_io", per_io(t->cpu_us, ios));
+	em_double(e, "poll_passes_per_io", per_io(t->poll_passes, ios));
+	em_end(e);
+
+	em_begin(e, "verify", !o->verify);
+	em_u64(e, "blocks_checked", r->verified_blocks);
+	em_u64(e, "prefilled_bytes", r->prefilled_bytes);
+	em_end(e);
+
+	/* Per job: json only (a csv row has one set of columns whatever the job count). */
+	em_array_begin(e, "jobs");
+	for (int i = 0; e->kind == EMIT_JSON && i < r->numjobs && i < PERF_MAX_JOBS; i++) {
+		const struct perf_job_result *j = &r->jobs[i];
+
+		em_begin(e, NULL, false);
+		em_int(e, "job", i);
+		em_int(e, "cpu", j->cpu);
+		em_u64(e, "ios", j->ios);
+		em_double(e, "iops", j->iops);
+		em_double(e, "cpu_us_per_io", per_io(j->utime_us + j->stime_us, j->ios));
+		em_end(e);
+	}
+	em_array_end(e);
+	em_bool(e, "interrupted", r->interrupted);
+	em_end(e);
+}
+
+void perf_print_csv_header(FILE *out)
+{
+	static struct perf_result zero;
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+
+	emit_result(&e, &zero);
+	fputc('\n', out);
+}
+
+/* ---- table ---- */
+
+static void human_bytes(char *buf, size_t len, uint64_t v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%" PRIu64 " B", v);
+	else
+		snprintf(buf, len, "%.1f %s", d, units[u]);
+}
+
+static void iops_text(char *buf, size_t len, double v)
+{
+	if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%.1fK", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+static void print_dir(FILE *out, const char *name, const struct perf_result *r, const struct perf_dir *d,
+		      const struct bp_hist *h)
+{
+	char iops[32];
+
+	iops_text(iops, sizeof(iops), perf_iops(r, d));
+	fprintf(out, "  %-6s IOPS %s, %.1f MiB/s (%.1f MB/s), %" PRIu64 " I/Os\n", name, iops, perf_mibps(r, d),
+		perf_mbps(r, d), d->ios);
+	if (h->count)
+		fprintf(out,
+			"         lat us  min %.1f  mean %.1f  P50 %.1f  P99 %.1f  P99.9 %.1f  P99.99 %.1f  max %.1f\n",
+			(double)h->min / 1e3, bp_hist_mean(h) / 1e3, (double)bp_hist_percentile(h, 50) / 1e3,
+			(double)bp_hist_percentile(h, 99) / 1e3, (double)bp_hist_percentile(h, 99.9) / 1e3,
+			(double)bp_hist_percentile(h, 99.99) / 1e3, (double)h->max / 1e3);
+}
+
+/* workload_line - "randread, bs 4096, iodepth 32 (submit 8, reap 1..32)": what a fio user checks first. */
+static void workload_line(FILE *out, const struct perf_opts *o)
+{
+	fprintf(out, "%s", perf_rw_name(o->rw));
+	if (o->rw == PERF_RW_RANDRW)
+		fprintf(out, " (rwmixread %d)", o->rwmixread);
+	fprintf(out, ", bs %u, iodepth %d (submit batch %d, reap %d..%d%s)", o->bs, o->iodepth, o->batch, o->reap_min,
+		o->reap_max, o->reap_poll ? ", polling" : "");
+}
+
+static void print_table(FILE *out, const struct perf_result *r)
+{
+	const struct perf_opts *o = &r->opts;
+	const struct perf_target_stats *t = &r->target;
+	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+	uint64_t ios = all.ios;
+	char a[32], b[32];
+
+	fputs("busypoll perf: ", out);
+	workload_line(out, o);
+	fprintf(out, ", %d job%s, %g s", r->numjobs, r->numjobs == 1 ? "" : "s", o->runtime_s);
+	if (o->ramp_s > 0)
+		fprintf(out, " after %g s ramp", o->ramp_s);
+	fputc('\n', out);
+	human_bytes(a, sizeof(a), r->ns_blocks * r->block_size);
+	human_bytes(b, sizeof(b), r->region_size);
+	fprintf(out, "  target   %s  %s  nsid %u: %" PRIu64 " blocks of %u B (%s), region %" PRIu64 " + %s\n",
+		r->target_addr, o->nqn, o->nsid, r->ns_blocks, r->block_size, a, r->region_offset, b);
+	if (r->max_transfer)
+		snprintf(a, sizeof(a), "%u B", r->max_transfer);
+	else
+		snprintf(a, sizeof(a), "no limit");
+	fprintf(out, "           model '%s', MDTS %s, in-capsule %u B, queue depth %u\n", r->model, a, r->incapsule,
+		r->queue_depth);
+	fprintf(out, "  host     mode %s, digests %s, kernel %s", o->mode_text,
+		o->hdgst && o->ddgst ? "hdr,data" : o->hdgst ? "hdr" : o->ddgst ? "data" : "none", r->kernel);
+	if (o->ncpus) {
+		fputs(", CPUs ", out);
+		for (int i = 0; i < r->numjobs; i++)
+			fprintf(out, "%s%d", i ? "," : "", o->cpus[i % o->ncpus]);
+	}
+	fputc('\n', out);
+	if (r->target_config[0])
+		fprintf(out, "  target config  %s\n", r->target_config);
+	fputc('\n', out);
+	if (r->interrupted)
+		fputs("interrupted: partial results\n", out);
+	fprintf(out, "  %.3f s measured\n", r->seconds);
+	if (r->rd.ios || o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD)
+		print_dir(out, "read", r, &r->rd, &r->rd.hist);
+	if (r->wr.ios || o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE)
+		print_dir(out, "write", r, &r->wr, &r->wr.hist);
+	if (r->rd.ios && r->wr.ios)
+		print_dir(out, "total", r, &all, &r->all);
+	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO\n",
+		perf_cpu_us_per_io(r), per_io(r->utime_us, ios), per_io(r->stime_us, ios),
+		per_io(r->nvcsw + r->nivcsw, ios), per_io(r->syscalls, ios));
+	if (t->valid)
+		fprintf(out, "  target (ours)  CPU %.2f us/IO, %.2f poll passes/IO, %" PRIu64 " idle exits, %" PRIu64
+			" R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",
+			per_io(t->cpu_us, ios), per_io(t->poll_passes, ios), t->idle_exits, t->r2ts, t->errors, (int)t->pid,
+			t->queues, t->queues == 1 ? "" : "s");
+	if (o->verify) {
+		human_bytes(a, sizeof(a), r->prefilled_bytes);
+		fprintf(out, "  verify         %" PRIu64 " blocks checked, no mismatch%s%s%s\n", r->verified_blocks,
+			r->prefilled_bytes ? " (pre-filled " : "", r->prefilled_bytes ? a : "",
+			r->prefilled_bytes ? ")" : "");
+	}
+}
+
+void perf_print(FILE *out, const struct perf_result *r, enum perf_format format)
+{
+	struct emit e = { .out = out };
+
+	switch (format) {
+	case PERF_FORMAT_JSON:
+		e.kind = EMIT_JSON;
+		emit_result(&e, r);
+		fputc('\n', out);
+		break;
+	case PERF_FORMAT_CSV:
+		perf_print_csv_header(out);
+		e.kind = EMIT_CSV_ROW;
+		emit_result(&e, r);
+		fputc('\n', out);
+		break;
+	case PERF_FORMAT_TABLE:
+	default:
+		print_table(out, r);
+		break;
+	}
+}
+
+void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
+			    int n)
+{
+	fputs("busypoll perf sweep: ", out);
+	workload_line(out, o);
+	fprintf(out, ", %g s", o->runtime_s);
+	if (o->ramp_s > 0)
+		fprintf(out, " after %g s ramp", o->ramp_s);
+	fprintf(out, ", host %s\n", o->mode_text);
+	fprintf(out, "target %s%s%s\n", rows[0].target_addr, config && config[0] ? ", config: " : "",
+		config && config[0] ? config : "");
+	fprintf(out, "  %7s %10s %14s %13s %12s %12s\n", "threads", "IOPS (K)", "avg lat (us)", "P99.99 (us)",
+		"CPU us/IO", "target us/IO");
+	for (int i = 0; i < n; i++) {
+		const struct perf_result *r = &rows[i];
+		struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+		char tcpu[32] = "-";
+
+		if (r->target.valid)
+			snprintf(tcpu, sizeof(tcpu), "%.2f", per_io(r->target.cpu_us, all.ios));
+		fprintf(out, "  %7d %10.1f %14.1f %13.1f %12.2f %12s%s\n", r->numjobs, perf_iops(r, &all) / 1e3,
+			bp_hist_mean(&r->all) / 1e3, (double)bp_hist_percentile(&r->all, 99.99) / 1e3,
+			perf_cpu_us_per_io(r), tcpu, r->interrupted ? "  (interrupted)" : "");
+	}
+	fputc('\n', out);
+}
+
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format)
+{
+	struct emit e = { .out = out };
+
+	if (format == PERF_FORMAT_CSV) {
+		perf_print_csv_header(out);
+		e.kind = EMIT_CSV_ROW;
+		for (int i = 0; i < n; i++) {
+			e.ncols = 0;
+			e.depth = 0;
+			e.null_depth = 0;
+			emit_result(&e, &rows[i]);
+			fputc('\n', out);
+		}
+		return;
+	}
+	e.kind = EMIT_JSON;
+	em_begin(&e, NULL, false);
+	em_array_begin(&e, "sweep");
+	for (int i = 0; i < n; i++)
+		emit_result(&e, &rows[i]);
+	em_array_end(&e);
+	em_end(&e);
+	fputc('\n', out);
+}

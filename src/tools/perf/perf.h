@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf: an fio-class NVMe/TCP initiator on the busypoll engine, for any
+ * NVMe/TCP target (ours or another). fio's vocabulary and meanings, fio's
+ * reap/submit loop (iodepth, iodepth_batch, iodepth_batch_complete_min/max), one
+ * I/O queue connection and one loop thread per job, every engine wait mode on the
+ * host side. Files by concern:
+ *
+ *   opts.c    options, fio's meanings resolved into effective values
+ *   verify.c  the per-block stamp (LBA, generation, run, CRC32C): encode, check
+ *   job.c     one job: its queue, its I/O slots, the reap/submit loop, phases
+ *   run.c     one run: controller, jobs, progress, the result
+ *   spawn.c   our own target as a child process, and its counters
+ *   sweep.c   --sweep numjobs=A..B over --target-config blocks
+ *   output.c  table, json, csv
+ *   cmd.c     the command
+ */
+#ifndef BP_TOOLS_PERF_H
+#define BP_TOOLS_PERF_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <busypoll/busypoll.h>
+
+#define PERF_MAX_JOBS 64
+#define PERF_MAX_CONFIGS 16
+#define PERF_MAX_IODEPTH 4096
+#define PERF_MAX_BS (16u << 20)
+#define PERF_DEFAULT_PORT 4420
+
+enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW };
+enum perf_format { PERF_FORMAT_TABLE, PERF_FORMAT_JSON, PERF_FORMAT_CSV };
+
+struct perf_opts {
+	char target[300];          /* ADDR:PORT as given */
+	char nqn[224];
+	char hostnqn[224];         /* "" = the library's random uuid NQN */
+	uint32_t nsid;
+	enum perf_rw rw;
+	int rwmixread;             /* percent of reads in randrw (fio default 50) */
+	uint32_t bs;
+	int iodepth;
+	/* As given (fio's spelling and defaults)... */
+	int iodepth_batch;         /* fio iodepth_batch_submit: default 1, 0 = iodepth */
+	int complete_min;          /* fio iodepth_batch_complete_min: default 1, 0 = poll */
+	int complete_max;          /* fio iodepth_batch_complete_max: default = complete_min */
+	/* ...and what they mean (perf_opts_resolve). */
+	int batch;                 /* submissions per send, 1..iodepth */
+	int reap_min;              /* completions to wait for before submitting again, 1..iodepth */
+	bool reap_poll;            /* complete_min 0: that wait polls, never sleeps */
+	int reap_max;              /* completions reaped at most before submitting again */
+	int numjobs;
+	int cpus[PERF_MAX_JOBS];   /* job i on cpus[i % ncpus]; ncpus 0 = not pinned */
+	int ncpus;
+	double runtime_s;
+	double ramp_s;
+	uint64_t offset;           /* bytes: where the region starts */
+	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
+	bool verify;
+	struct bp_mode mode;
+	char mode_text[128];       /* canonical */
+	bool hdgst, ddgst;
+	uint32_t io_timeout_ms;    /* a command unanswered this long fails the run */
+	enum perf_format format;
+	double interval_s;         /* progress lines on stderr (0 = none) */
+	bool quiet;
+	/* --sweep numjobs=A..B, --spawn-target ARGS, --target-config ARGS... */
+	bool sweep;
+	int sweep_lo, sweep_hi;
+	bool spawn;
+	char spawn_args[1024];
+	char configs[PERF_MAX_CONFIGS][512];
+	int nconfigs;
+};
+
+/* perf_opts_defaults - fio's defaults: read, bs 4k, iodepth 1, batch 1, complete 1..1, 1 job; 10 s, no ramp. */
+void perf_opts_defaults(struct perf_opts *o);
+/*
+ * perf_parse_opts - `busypoll perf` options into *o (fio's underscore spellings
+ * are accepted too, so a fio command line's options paste in). Returns 0; 1 when
+ * --help was printed; -EINVAL with one line in err naming the option as typed.
+ */
+int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen);
+/*
+ * perf_opts_resolve - fio's meanings of the batch options into batch/reap_*:
+ * iodepth_batch 0 or above iodepth = iodepth; complete_min 0 = reap at least
+ * one but poll while waiting (fio's backend asks the engine for 0 events and
+ * loops); complete_min above iodepth = iodepth; complete_max below complete_min
+ * = complete_min. Called by perf_parse_opts; pure.
+ */
+void perf_opts_resolve(struct perf_opts *o);
+/* perf_rw_name - "randread" etc. */
+const char *perf_rw_name(enum perf_rw rw);
+/* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (randrw by its mix)? */
+bool perf_rw_reads(const struct perf_opts *o);
+bool perf_rw_writes(const struct perf_opts *o);
+/*
+ * perf_split_args - split ARGS ("--ns ram:64M --poll-period-us 50") into words:
+ * whitespace separates, single and double quotes group, a backslash escapes the
+ * next character. Words point into buf (at least strlen(args)+1 bytes). Returns
+ * the count, or -EINVAL (unbalanced quote, more than max words).
+ */
+int perf_split_args(const char *args, char *buf, char **words, int max);
+
+/* ---- verify: each logical block stamped with its LBA, a generation, the run, a CRC ---- */
+
+enum {
+	PERF_STAMP_MAGIC = 0x31565042,  /* "BPV1" little-endian */
+	PERF_STAMP_HDR = 24,            /* magic 4, crc32c 4, lba 8, generation 4, run 4 */
+};
+enum perf_stamp_err { PERF_STAMP_OK = 0, PERF_STAMP_MAGIC_BAD, PERF_STAMP_CRC_BAD, PERF_STAMP_LBA_BAD,
+		      PERF_STAMP_RUN_BAD, PERF_STAMP_GEN_BAD };
+/*
+ * perf_stamp_fill - one logical block of block_size bytes (>= 64): the header,
+ * a payload derived from (lba, gen, run), and CRC32C (bp_crc32c) over every byte
+ * after the CRC field.
+ */
+void perf_stamp_fill(uint8_t *blk, uint32_t block_size, uint64_t lba, uint32_t gen, uint32_t run);
+/*
+ * perf_stamp_check - is blk the block written as (lba, gen, run)? Checks in the
+ * order that names the fault best: magic (never stamped), CRC (corrupted), LBA
+ * (misplaced), run (written by another run or host), generation (stale: a write
+ * lost). Returns PERF_STAMP_OK or the first fault, with one line in why
+ * ("LBA 4096: generation 2, expected 3 (stale data: a completed write is missing)").
+ */
+enum perf_stamp_err perf_stamp_check(const uint8_t *blk, uint32_t block_size, uint64_t lba, uint32_t gen,
+				     uint32_t run, char *why, size_t whylen);
+
+/* ---- the target's counters (when we spawned it) ---- */
+
+struct perf_target_stats {
+	bool valid;
+	pid_t pid;
+	uint64_t commands, reads, writes, r2ts, errors, poll_passes, idle_exits;
+	uint64_t bytes_in, bytes_out;
+	uint64_t cpu_us;           /* the whole target process, user + system */
+	uint32_t queues;           /* our I/O queues found in its table */
+};
+
+struct perf_spawn;
+/*
+ * perf_spawn_start - run `busypoll target` (our own binary, /proc/self/exe) with
+ * o->spawn_args, then config's, then --listen/--nqn from o unless given, as a
+ * child process; wait until it says it listens (10 s). Its counters come on its
+ * stdout (a pipe), its log lines go to a file shown if it fails. Returns 0, or
+ * -errno with one line in err (it exited: its own message).
+ */
+int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **sp, char *err,
+		     size_t errlen);
+pid_t perf_spawn_pid(const struct perf_spawn *sp);
+/* perf_spawn_alive - the child still runs. */
+bool perf_spawn_alive(struct perf_spawn *sp);
+/*
+ * perf_spawn_sample - SIGUSR1 the target and sum its counters over the queues
+ * whose peer is one of peers (our I/O queues' local addresses); cpu from
+ * /proc/PID/stat. Returns 0 or -errno (no answer in 3 s).
+ */
+int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, struct perf_target_stats *st);
+/* perf_spawn_stop - SIGTERM, 5 s, SIGKILL; reap; free. */
+void perf_spawn_stop(struct perf_spawn *sp);
+/*
+ * perf_target_parse_line - add one line of the target's counter table to *st if
+ * its peer is in peers. Returns 1 if added, 0 if not ours or not a queue line.
+ */
+int perf_target_parse_line(const char *line, char peers[][64], size_t npeers, struct perf_target_stats *st);
+
+/* ---- a run ---- */
+
+/* One direction's figures over the measured interval. */
+struct perf_dir {
+	uint64_t ios;
+	uint64_t bytes;
+	struct bp_hist hist;      /* latency, ns: submit to reap, as fio's lat */
+};
+
+struct perf_job_result {
+	uint64_t ios;
+	double iops;
+	uint64_t utime_us, stime_us;
+	int cpu;                  /* pinned CPU, -1 none */
+};
+
+struct perf_result {
+	struct perf_opts opts;    /* the settings that produced it */
+	int numjobs;
+	char target_config[512];  /* this block's --target-config, "" none */
+	char target_addr[128];
+	char kernel[128];
+	/* what the controller said */
+	char model[41];
+	uint32_t block_size;
+	uint64_t ns_blocks;
+	uint64_t region_offset, region_size;
+	uint32_t max_transfer, incapsule, queue_depth;
+	/* measured */
+	double seconds;
+	struct perf_dir rd, wr;
+	struct bp_hist all;
+	uint64_t utime_us, stime_us, nvcsw, nivcsw;
+	uint64_t syscalls, wakeups;
+	struct perf_job_result jobs[PERF_MAX_JOBS];
+	struct perf_target_stats target;
+	/* verify */
+	uint64_t verified_blocks;  /* stamps checked (run and read-back) */
+	uint64_t prefilled_bytes;
+	bool interrupted;
+};
+
+/* Derived figures. */
+double perf_iops(const struct perf_result *r, const struct perf_dir *d);
+double perf_mbps(const struct perf_result *r, const struct perf_dir *d);   /* 10^6 bytes/s, as fio's MB/s */
+double perf_mibps(const struct perf_result *r, const struct perf_dir *d);  /* 2^20 bytes/s */
+uint64_t perf_total_ios(const struct perf_result *r);
+double perf_cpu_us_per_io(const struct perf_result *r);
+
+/*
+ * perf_run - one run of o with numjobs jobs against o->target; sp (may be NULL)
+ * is our spawned target, sampled around the measured interval. *stop may be set
+ * (SIGINT) to end early: the result so far is filled in and interrupted set.
+ * Returns 0, or -errno with one line in err; -EINVAL means the options do not
+ * fit this target (exit 2), anything else a failed run (exit 1).
+ */
+int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, volatile sig_atomic_t *stop,
+	     struct perf_result *res, char *err, size_t errlen);
+
+/* ---- a sweep ---- */
+
+/*
+ * perf_sweep - every target configuration (one, "", without --target-config) and
+ * every numjobs of o (A..B with --sweep, else o->numjobs), spawning the target per
+ * configuration when asked. Prints as it goes (the table block after each
+ * configuration; json/csv at the end). Returns the exit status.
+ */
+int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out);
+
+/* ---- output ---- */
+void perf_print(FILE *out, const struct perf_result *r, enum perf_format format);
+/* The sweep's reference table for one configuration: threads, IOPS (K), average latency, P99.99. */
+void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
+			    int n);
+/* json (one document holding every result) or csv (one header, one row per result). */
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format);
+void perf_print_csv_header(FILE *out);
+
+int cmd_perf(int argc, char **argv);
+
+#endif

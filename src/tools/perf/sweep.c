@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll perf: every run the command line asks for (contract in tools/perf.h):
+ * one block per --target-config (our target restarted for each when spawned),
+ * one run per numjobs of --sweep (or the one --numjobs). A single run prints the
+ * full result; a sweep prints the reference table per block as it completes, and
+ * json/csv once at the end.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/common/commands.h"
+#include "tools/perf/perf.h"
+
+static int exit_for(int ret)
+{
+	return ret == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+}
+
+int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out)
+{
+	int nconf = o->nconfigs ? o->nconfigs : 1;
+	int lo = o->sweep ? o->sweep_lo : o->numjobs, hi = o->sweep ? o->sweep_hi : o->numjobs;
+	int npts = hi - lo + 1, k = 0, rc = BP_EXIT_OK;
+	bool single = !o->sweep && !o->nconfigs, interrupted = false;
+	struct perf_result *rows = calloc((size_t)nconf * (size_t)npts, sizeof(*rows));
+	char err[1024];
+
+	if (!rows) {
+		bp_tool_error("perf", "out of memory");
+		return BP_EXIT_FAIL;
+	}
+	for (int c = 0; c < nconf && !interrupted; c++) {
+		const char *config = o->nconfigs ? o->configs[c] : "";
+		struct perf_spawn *sp = NULL;
+		int first = k, ret;
+
+		if (o->spawn) {
+			ret = perf_spawn_start(o, config, &sp, err, sizeof(err));
+			if (ret) {
+				bp_tool_error("perf", "%s", err);
+				rc = exit_for(ret);
+				break;
+			}
+		}
+		for (int n = lo; n <= hi; n++) {
+			struct perf_result *r = &rows[k];
+
+			if (stop && *stop) {
+				interrupted = true;
+				break;
+			}
+			ret = perf_run(o, n, sp, stop, r, err, sizeof(err));
+			snprintf(r->target_config, sizeof(r->target_config), "%s", config);
+			if (ret) {
+				bp_tool_error("perf", "%s", err);
+				rc = exit_for(ret);
+				break;
+			}
+			k++;
+			if (r->interrupted) {
+				interrupted = true;
+				break;
+			}
+		}
+		perf_spawn_stop(sp);
+		if (!single && o->format == PERF_FORMAT_TABLE && k > first) {
+			perf_print_sweep_block(out, o, config, rows + first, k - first);
+			fflush(out);
+		}
+		if (rc)
+			break;
+	}
+	if (k && single && !rc)
+		perf_print(out, &rows[0], o->format);
+	else if (k && !single && o->format != PERF_FORMAT_TABLE && !rc)
+		perf_print_sweep(out, rows, k, o->format);
+	free(rows);
+	if (rc)
+		return rc;
+	return interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
+}

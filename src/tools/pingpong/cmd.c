@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* busypoll pingpong: the command around pp_server_* and pp_measure (tools/pingpong.h). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/common/commands.h"
+#include "tools/common/options.h"
+#include "tools/pingpong/pingpong.h"
+
+static volatile sig_atomic_t *stop_requested;
+
+/* Bad input, a mode this kernel or process cannot use, or an address: exit 2. */
+static bool is_usage_error(int ret)
+{
+	return ret == -EINVAL || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRINUSE ||
+	       ret == -ENOENT;
+}
+
+static int run_server(const struct pp_opts *o)
+{
+	uint64_t dropped[BP_PP_ERR_COUNT] = { 0 }, total = 0;
+	struct pp_server *s;
+	char err[256];
+	int ret = pp_server_start(o, &s, err, sizeof(err));
+
+	if (ret) {
+		bp_tool_error("pingpong", "%s", err);
+		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "busypoll pingpong server: port %u (udp and tcp), mode %s, ",
+			pp_server_port(s), o->mode_text);
+		if (o->cpu >= 0)
+			fprintf(stderr, "CPU %d", o->cpu);
+		else
+			fprintf(stderr, "not pinned");
+		if (o->server_delay_us)
+			fprintf(stderr, ", %u us delay", o->server_delay_us);
+		fputc('\n', stderr);
+	}
+	while (!*stop_requested)
+		pause();
+	pp_server_dropped(s, dropped, BP_PP_ERR_COUNT);
+	pp_server_stop(s);
+	for (int i = 1; i < BP_PP_ERR_COUNT; i++)
+		total += dropped[i];
+	if (total && !o->quiet) {
+		fprintf(stderr, "busypoll pingpong server: dropped %llu bad messages:", (unsigned long long)total);
+		for (int i = 1; i < BP_PP_ERR_COUNT; i++)
+			if (dropped[i])
+				fprintf(stderr, " %llu %s;", (unsigned long long)dropped[i], bp_pp_err_text(i));
+		fputc('\n', stderr);
+	}
+	return BP_EXIT_OK;
+}
+
+int cmd_pingpong(int argc, char **argv)
+{
+	struct pp_opts o;
+	struct pp_result *res;
+	char err[512];
+	int ret;
+
+	ret = pp_parse_opts(argc, argv, &o, err, sizeof(err));
+	if (ret == 1)
+		return BP_EXIT_OK;
+	if (ret) {
+		bp_tool_error("pingpong", "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	stop_requested = tool_catch_stop_signals();
+	if (o.server)
+		return run_server(&o);
+
+	res = malloc(sizeof(*res));
+	if (!res) {
+		bp_tool_error("pingpong", "out of memory");
+		return BP_EXIT_FAIL;
+	}
+	ret = pp_measure(&o, stop_requested, res, err, sizeof(err));
+	if (ret) {
+		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
+		bp_tool_error("pingpong", "%s", err);
+		pp_result_free(res);
+		free(res);
+		if (*stop_requested)
+			return BP_EXIT_INTERRUPTED;
+		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+	}
+	pp_print(stdout, res, o.format);
+	ret = res->interrupted || *stop_requested ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
+	pp_result_free(res);
+	free(res);
+	return ret;
+}

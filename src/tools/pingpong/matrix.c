@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll pingpong client: rows x runs (contract in tools/pingpong.h).
+ *
+ * --matrix is the reference table in one command: no busy polling, client only,
+ * both ends. The server's mode is switched per row over the control session
+ * (SET_MODE: the server restarts its data loop in that mode), because between two
+ * machines the client cannot start the server itself. The rows use the same
+ * backend and ring setup, so the only difference between them is busy polling.
+ *
+ * Every run is bracketed by RUN_START/RUN_STOP, so the server's counters cover the
+ * same round trips as the client's (warm-up included). Control traffic only ever
+ * happens between runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "tools/pingpong/pingpong.h"
+
+int pp_matrix_modes(const struct bp_mode *m, char client[PP_MAX_ROWS][PP_MODE_LEN],
+		    char server[PP_MAX_ROWS][PP_MODE_LEN], char *err, size_t errlen)
+{
+	struct bp_mode base;
+	char busy_text[PP_MODE_LEN], base_text[PP_MODE_LEN], perr[200];
+
+	if (bp_mode_parse(m->backend == BP_BACKEND_URING ? "uring:block" : "epoll:block", &base, perr,
+			  sizeof(perr))) {
+		snprintf(err, errlen, "baseline mode: %s", perr);
+		return -EINVAL;
+	}
+	/* Same ring set-up as the busy mode when it names one: compare polling, nothing else. */
+	if (m->backend == BP_BACKEND_URING && (m->keys_set & BP_KEY_SETUP)) {
+		base.setup = m->setup;
+		base.keys_set |= BP_KEY_SETUP;
+	}
+	bp_mode_format(m, busy_text, sizeof(busy_text));
+	bp_mode_format(&base, base_text, sizeof(base_text));
+	snprintf(client[0], PP_MODE_LEN, "%s", base_text);
+	snprintf(server[0], PP_MODE_LEN, "%s", base_text);
+	snprintf(client[1], PP_MODE_LEN, "%s", busy_text);
+	snprintf(server[1], PP_MODE_LEN, "%s", base_text);
+	snprintf(client[2], PP_MODE_LEN, "%s", busy_text);
+	snprintf(server[2], PP_MODE_LEN, "%s", busy_text);
+	return 0;
+}
+
+void pp_result_free(struct pp_result *res)
+{
+	for (int i = 0; i < PP_MAX_ROWS; i++) {
+		free(res->rows[i].runs);
+		free(res->rows[i].all);
+		free(res->rows[i].bd);
+		res->rows[i].runs = NULL;
+		res->rows[i].all = NULL;
+		res->rows[i].bd = NULL;
+	}
+}
+
+static void server_side(struct pp_side *s, const struct bp_pp_ctl *st)
+{
+	memset(s, 0, sizeof(*s));
+	s->valid = true;
+	s->round_trips = st->stats.requests;
+	s->syscalls = st->stats.syscalls;
+	s->empty_polls = st->stats.empty_polls;
+	s->waits = st->stats.waits;
+	s->wakeups = st->stats.wakeups;
+	s->utime_us = st->stats.utime_us;
+	s->stime_us = st->stats.stime_us;
+	s->nvcsw = st->stats.nvcsw;
+	s->nivcsw = st->stats.nivcsw;
+	s->busy_poll_rx = st->stats.busy_poll_rx;
+	s->net_rx = st->stats.net_rx;
+}
+
+static int row_alloc(struct pp_row *row, const struct pp_opts *o)
+{
+	row->runs = calloc((size_t)o->runs, sizeof(*row->runs));
+	row->all = malloc(sizeof(*row->all));
+	if (o->breakdown)
+		row->bd = malloc(sizeof(*row->bd));
+	if (!row->runs || !row->all || (o->breakdown && !row->bd))
+		return -ENOMEM;
+	bp_hist_init(row->all);
+	if (row->bd)
+		pp_bd_init(row->bd);
+	return 0;
+}
+
+/* One row: the server's mode, then --runs runs. */
+static int run_row(const struct pp_opts *o, const struct pp_target *t, struct pp_ctl *ctl,
+		   struct pp_row *row, const char *server_mode, volatile sig_atomic_t *stop,
+		   struct bp_hist *hist, struct pp_result *res, char *err, size_t errlen)
+{
+	struct bp_pp_ctl cmd = { .cmd = BP_PP_CMD_SET_MODE }, reply;
+	struct bp_mode cm;
+	char perr[200];
+	int ret;
+
+	if (bp_mode_parse(row->client_mode, &cm, perr, sizeof(perr)) ||
+	    bp_mode_check(&cm, perr, sizeof(perr))) {
+		snprintf(err, errlen, "client mode %s: %s", row->client_mode, perr);
+		return -EINVAL;
+	}
+	cmd.flags = o->breakdown ? BP_PP_CTL_F_TIMESTAMPS : 0;
+	snprintf(cmd.text, sizeof(cmd.text), "%s", server_mode);
+	ret = pp_ctl_call(ctl, &cmd, &reply, err, errlen);
+	if (ret)
+		return ret;
+	snprintf(row->server_mode, sizeof(row->server_mode), "%s", reply.text);
+
+	for (int i = 0; i < o->runs; i++) {
+		struct pp_run *run = &row->runs[i];
+		struct bp_pp_ctl start = { .cmd = BP_PP_CMD_RUN_START }, stopc = { .cmd = BP_PP_CMD_RUN_STOP };
+
+		if (stop && *stop) {
+			res->interrupted = true;
+			return 0;
+		}
+		ret = pp_ctl_call(ctl, &start, &reply, err, errlen);
+		if (ret)
+			return ret;
+		bp_hist_init(hist);
+		ret = pp_client_run(o, t, &cm, stop, hist, row->bd, run, err, errlen);
+		if (ret)
+			return ret;
+		pp_run_figures(hist, run);
+		ret = pp_ctl_call(ctl, &stopc, &reply, err, errlen);
+		if (ret)
+			return ret;
+		server_side(&run->server, &reply);
+		row->server_napi_id = reply.napi_id;
+		bp_hist_merge(row->all, hist);
+		pp_side_add(&row->client, &run->client);
+		pp_side_add(&row->server, &run->server);
+		row->nruns = i + 1;
+		pp_runs_aggregate(row->runs, row->nruns, &row->agg);
+		if (run->interrupted) {
+			res->interrupted = true;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_result *res,
+	       char *err, size_t errlen)
+{
+	char cmodes[PP_MAX_ROWS][PP_MODE_LEN], smodes[PP_MAX_ROWS][PP_MODE_LEN];
+	static const char *const labels[PP_MAX_ROWS] = { "no busy polling", "client only", "both ends" };
+	struct pp_target t;
+	struct pp_ctl ctl = { .fd = -1 };
+	struct bp_pp_ctl info;
+	struct bp_hist *hist = NULL;
+	struct utsname un;
+	int ret, timeout_ms;
+
+	memset(res, 0, sizeof(*res));
+	res->opts = *o;
+	res->server_cpu = -1;
+	if (uname(&un) == 0)
+		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	ret = bp_parse_addr(o->host, o->port, &t.addr, &t.addrlen);
+	if (ret) {
+		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
+		return -EINVAL;
+	}
+	bp_format_addr((struct sockaddr *)&t.addr, t.text, sizeof(t.text));
+	snprintf(res->server_addr, sizeof(res->server_addr), "%s", t.text);
+
+	if (o->matrix) {
+		ret = pp_matrix_modes(&o->mode, cmodes, smodes, err, errlen);
+		if (ret)
+			return ret;
+		res->nrows = PP_MAX_ROWS;
+	} else {
+		snprintf(cmodes[0], PP_MODE_LEN, "%s", o->mode_text);
+		smodes[0][0] = 0; /* the server's own mode */
+		res->nrows = 1;
+	}
+	for (int i = 0; i < res->nrows; i++) {
+		struct pp_row *row = &res->rows[i];
+
+		snprintf(row->label, sizeof(row->label), "%s", o->matrix ? labels[i] : "run");
+		snprintf(row->client_mode, sizeof(row->client_mode), "%s", cmodes[i]);
+		if (row_alloc(row, o)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	hist = malloc(sizeof(*hist));
+	if (!hist) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+
+	/* A mode switch restarts a loop thread and a SET_MODE waits for it: allow for that. */
+	timeout_ms = (int)(o->timeout_s * 1000) + 5000;
+	ret = pp_ctl_open(&ctl, (struct sockaddr *)&t.addr, t.addrlen, timeout_ms, &info, err, errlen);
+	if (ret)
+		goto out;
+	snprintf(res->server_mode, sizeof(res->server_mode), "%s", info.text);
+	res->server_cpu = info.cpu;
+	res->server_delay_us = info.delay_us;
+
+	if (o->breakdown) {
+		char cerr[200];
+
+		/* Not fatal: the breakdown stands without the cost of an empty poll. */
+		if (pp_calibrate(o->cpu, &res->calib, cerr, sizeof(cerr)) && !o->quiet)
+			fprintf(stderr, "busypoll pingpong: %s\n", cerr);
+	}
+
+	for (int i = 0; i < res->nrows && !res->interrupted; i++) {
+		ret = run_row(o, &t, &ctl, &res->rows[i], smodes[i], stop, hist, res, err, errlen);
+		if (ret)
+			break;
+	}
+out:
+	pp_ctl_close(&ctl);
+	free(hist);
+	return ret;
+}

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * busypoll rr: printing a result (contract in tools/rr.h).
+ *
+ * json and csv come from one walk over the result (emit_result) through a small
+ * writer that either nests (json) or flattens (csv), so the two can never disagree
+ * on which fields exist: a csv column is the json path with dots ("latency_us.p50",
+ * "client.syscalls_per_tx"). A null json object (the server when its side is not
+ * valid) becomes empty csv fields, so every row has the same columns as the header
+ * whatever the run, and `compare` can print one header for many rows.
+ *
+ * Per-transaction figures divide a side's counters, which cover the measured
+ * interval only, by the measured transactions (r->transactions), not by the side's
+ * all-phases count: warm-up transactions did not cost anything in that interval.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/common/emit.h"
+#include "tools/rr/rr.h"
+
+double rr_per_tx(uint64_t value, uint64_t transactions)
+{
+	return transactions ? (double)value / (double)transactions : 0;
+}
+
+/* The u64 counters of struct rr_side, in output order. */
+#define SIDE_U64(X)                                                                   \
+	X(transactions) X(interval_ns) X(utime_us) X(stime_us) X(nvcsw) X(nivcsw)      \
+	X(busy_poll_rx) X(net_rx) X(syscalls) X(empty_polls) X(wakeups) X(waits)       \
+	X(completions)
+/* Those that mean something per transaction (not transactions, not the interval). */
+#define SIDE_PER_TX(X)                                                                \
+	X(utime_us) X(stime_us) X(nvcsw) X(nivcsw) X(busy_poll_rx) X(net_rx)           \
+	X(syscalls) X(empty_polls) X(wakeups) X(waits) X(completions)
+
+/* ---- the result, walked once for json and csv ---- */
+
+/*
+ * client_mode - the settings' canonical mode (mode_text, 128 bytes: never cut short),
+ * else the client side's (rr_side.mode has 128, like the wire). *max: its array's size.
+ */
+static const char *client_mode(const struct rr_result *r, size_t *max)
+{
+	if (r->opts.mode_text[0]) {
+		*max = sizeof(r->opts.mode_text);
+		return r->opts.mode_text;
+	}
+	*max = sizeof(r->client.mode);
+	return r->client.mode;
+}
+
+/* em_sysctl - a sysctl's value; the client stores -1 when it could not read it. */
+static void em_sysctl(struct emit *e, const char *key, int v)
+{
+	if (v >= 0)
+		em_int(e, key, v);
+	else
+		em_null(e, key);
+}
+
+static void emit_side(struct emit *e, const char *key, const struct rr_side *s, uint64_t tx,
+		      bool is_null)
+{
+	int64_t ids[RR_MAX_NAPI_IDS];
+	uint32_t n = s->n_napi_ids < RR_MAX_NAPI_IDS ? s->n_napi_ids : RR_MAX_NAPI_IDS;
+
+	em_begin(e, key, is_null);
+	em_bool(e, "valid", s->valid);
+	em_string(e, "mode", s->mode, sizeof(s->mode));
+	em_u64(e, "threads", s->threads);
+#define U64(f) em_u64(e, #f, s->f);
+	SIDE_U64(U64)
+#undef U64
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = s->napi_ids[i];
+	em_list(e, "napi_ids", ids, n);
+#define PER_TX(f) em_double(e, #f "_per_tx", rr_per_tx(s->f, tx));
+	SIDE_PER_TX(PER_TX)
+#undef PER_TX
+	em_double(e, "cpu_us_per_tx", rr_per_tx(s->utime_us + s->stime_us, tx));
+	em_double(e, "context_switches_per_tx", rr_per_tx(s->nvcsw + s->nivcsw, tx));
+	em_end(e);
+}
+
+static void emit_result(struct emit *e, const struct rr_result *r)
+{
+	const struct rr_opts *o = &r->opts;
+	const struct bp_hist *h = &r->hist;
+	int64_t cpus[RR_MAX_THREADS];
+	int ncpus = o->ncpus < RR_MAX_THREADS ? o->ncpus : RR_MAX_THREADS;
+	size_t cm_max;
+	const char *cm = client_mode(r, &cm_max);
+
+	em_begin(e, NULL, false);
+
+	em_begin(e, "settings", false);
+	em_string(e, "protocol", o->udp ? "udp" : "tcp", 4);
+	em_int(e, "threads", o->threads);
+	em_int(e, "flows", o->flows);
+	em_u64(e, "request_size", o->request_size);
+	em_u64(e, "response_size", o->response_size);
+	em_double(e, "duration_s", o->duration_s);
+	em_u64(e, "transactions_target", o->transactions);
+	em_double(e, "warmup_s", o->warmup_s);
+	em_double(e, "interval_s", o->interval_s);
+	em_string(e, "client_mode", cm, cm_max);
+	if (r->server.valid)
+		em_string(e, "server_mode", r->server.mode, sizeof(r->server.mode));
+	else
+		em_null(e, "server_mode");
+	for (int i = 0; i < ncpus; i++)
+		cpus[i] = o->cpus[i];
+	em_list(e, "cpus", cpus, ncpus > 0 ? (size_t)ncpus : 0);
+	if (o->priority >= 0)
+		em_int(e, "priority", o->priority);
+	else
+		em_null(e, "priority"); /* -1: SO_PRIORITY left alone */
+	em_u64(e, "port", o->port);
+	em_string(e, "server_host", o->host, sizeof(o->host));
+	em_string(e, "server_address", r->server_addr, sizeof(r->server_addr));
+	em_end(e);
+
+	em_string(e, "kernel", r->kernel, sizeof(r->kernel));
+	em_begin(e, "sysctls", false);
+	em_sysctl(e, "busy_poll", r->sysctl_busy_poll);
+	em_sysctl(e, "busy_read", r->sysctl_busy_read);
+	em_end(e);
+
+	em_u64(e, "transactions", r->transactions);
+	em_double(e, "seconds", r->seconds);
+	em_double(e, "tps", r->tps);
+	em_u64(e, "latency_samples", h->count);
+	/* No samples: null rather than zeros, which would read as a 0 us latency. */
+	em_begin(e, "latency_us", h->count == 0);
+	em_double(e, "min", h->min / 1e3);
+	em_double(e, "mean", bp_hist_mean(h) / 1e3);
+	em_double(e, "p50", bp_hist_percentile(h, 50) / 1e3);
+	em_double(e, "p90", bp_hist_percentile(h, 90) / 1e3);
+	em_double(e, "p99", bp_hist_percentile(h, 99) / 1e3);
+	em_double(e, "p99_9", bp_hist_percentile(h, 99.9) / 1e3);
+	em_double(e, "p99_99", bp_hist_percentile(h, 99.99) / 1e3);
+	em_double(e, "max", h->max / 1e3);
+	em_end(e);
+
+	emit_side(e, "client", &r->client, r->transactions, false);
+	emit_side(e, "server", &r->server, r->transactions, !r->server.valid);
+
+	if (o->udp)
+		em_u64(e, "udp_lost", r->udp_lost);
+	else
+		em_null(e, "udp_lost");
+	em_bool(e, "interrupted", r->interrupted);
+	em_end(e);
+}
+
+void rr_print_csv_header(FILE *out)
+{
+	/* The columns never depend on the values, so an all-zero result names them all. */
+	static const struct rr_result zero;
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+
+	emit_result(&e, &zero);
+	fputc('\n', out);
+}
+
+/* ---- table ---- */
+
+/*
+ * put_clean - at most max bytes of s for a terminal: control characters and invalid
+ * UTF-8 (a peer's text could hold escape sequences) as '?'; "-" when empty.
+ */
+static void put_clean(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strnlen(s, max);
+
+	if (n == 0) {
+		fputc('-', out);
+		return;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t len = utf8_len(p + i, n - i);
+
+		if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+			fputc('?', out);
+			i++;
+			continue;
+		}
+		fwrite(p + i, 1, len, out);
+		i += len;
+	}
+}
+
+/*
+ * per_tx_text - a per-transaction figure with 2 decimals; a small non-zero one gets
+ * the decimals for 2 significant digits instead, since 0.00 context switches/tx would
+ * hide the difference between busy polling (0.00025) and none at all (0).
+ */
+static const char *per_tx_text(char *buf, size_t len, double v)
+{
+	int dec = 2;
+
+	if (v > 0 && v < 0.005)
+		dec = 1 - (int)floor(log10(v));
+	snprintf(buf, len, "%.*f", dec < 12 ? dec : 12, v);
+	return buf;
+}
+
+/* sysctl_text - a sysctl's value, "?" when the client could not read it (-1). */
+static void sysctl_text(FILE *out, int v)
+{
+	if (v >= 0)
+		fprintf(out, "%d", v);
+	else
+		fputc('?', out);
+}
+
+#define TABLE_ROW "  %-26s %16s %16s\n"
+
+/* table_row_u64 / table_row_tx - one row: the client's value and the server's or "-". */
+static void table_row_u64(FILE *out, const char *label, uint64_t c, uint64_t s, bool server)
+{
+	char cb[32], sb[32];
+
+	snprintf(cb, sizeof(cb), "%" PRIu64, c);
+	snprintf(sb, sizeof(sb), "%" PRIu64, s);
+	fprintf(out, TABLE_ROW, label, cb, server ? sb : "-");
+}
+
+static void table_row_tx(FILE *out, const char *label, uint64_t c, uint64_t s, uint64_t tx,
+			 bool server)
+{
+	char cb[32], sb[32];
+
+	fprintf(out, TABLE_ROW, label, per_tx_text(cb, sizeof(cb), rr_per_tx(c, tx)),
+		server ? per_tx_text(sb, sizeof(sb), rr_per_tx(s, tx)) : "-");
+}
+
+static void napi_list(char *buf, size_t len, const struct rr_side *s)
+{
+	uint32_t n = s->n_napi_ids < RR_MAX_NAPI_IDS ? s->n_napi_ids : RR_MAX_NAPI_IDS;
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	for (uint32_t i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%" PRIu32, i ? "," : "",
+					 s->napi_ids[i]);
+}
+
+static void print_table(FILE *out, const struct rr_result *r)
+{
+	const struct rr_opts *o = &r->opts;
+	const struct rr_side *c = &r->client, *s = &r->server;
+	const struct bp_hist *h = &r->hist;
+	bool sv = s->valid;
+	uint64_t tx = r->transactions;
+	size_t cm_max;
+	const char *cm = client_mode(r, &cm_max);
+	char cb[128], sb[128];
+
+	/* What ran: enough to reproduce it, and to see at once two runs differ. */
+	fprintf(out, "busypoll rr %s: %d thread%s, %d flow%s, request %" PRIu32 " B, response %" PRIu32
+		" B, ", o->udp ? "UDP" : "TCP", o->threads, o->threads == 1 ? "" : "s", o->flows,
+		o->flows == 1 ? "" : "s", o->request_size, o->response_size);
+	if (o->transactions)
+		fprintf(out, "%" PRIu64 " transactions", o->transactions);
+	else
+		fprintf(out, "%g s", o->duration_s);
+	if (o->warmup_s > 0)
+		fprintf(out, " after %g s warm-up\n", o->warmup_s);
+	else
+		fputs(", no warm-up\n", out);
+	fputs("  client mode   ", out);
+	put_clean(out, cm, cm_max);
+	fputs("\n  server mode   ", out);
+	if (sv)
+		put_clean(out, s->mode, sizeof(s->mode));
+	else
+		fputc('-', out);
+	fputs("\n  kernel        ", out);
+	put_clean(out, r->kernel, sizeof(r->kernel));
+	fputs(" (net.core.busy_poll ", out);
+	sysctl_text(out, r->sysctl_busy_poll);
+	fputs(", busy_read ", out);
+	sysctl_text(out, r->sysctl_busy_read);
+	fputs(")\n", out);
+	fputs("  server        ", out);
+	if (r->server_addr[0]) {
+		put_clean(out, r->server_addr, sizeof(r->server_addr));
+	} else {
+		put_clean(out, o->host, sizeof(o->host));
+		fprintf(out, " port %" PRIu16, o->port);
+	}
+	if (o->ncpus > 0) {
+		fputs(", CPUs ", out);
+		for (int i = 0; i < o->ncpus && i < RR_MAX_THREADS; i++)
+			fprintf(out, "%s%d", i ? "," : "", o->cpus[i]);
+	}
+	if (o->priority >= 0)
+		fprintf(out, ", priority %d", o->priority);
+	fputs("\n\n", out);
+
+	/* Above the figures, not under them: every number below is from a cut-short run. */
+	if (r->interrupted)
+		fputs("interrupted: partial results\n", out);
+	fprintf(out, "transactions/s  %.1f  (%" PRIu64 " in %.3f s)\n", r->tps, tx, r->seconds);
+	if (h->count)
+		fprintf(out,
+			"latency us      min %.1f  mean %.1f  P50 %.1f  P90 %.1f  P99 %.1f  P99.9 %.1f  P99.99 %.1f  max %.1f\n",
+			h->min / 1e3, bp_hist_mean(h) / 1e3, bp_hist_percentile(h, 50) / 1e3,
+			bp_hist_percentile(h, 90) / 1e3, bp_hist_percentile(h, 99) / 1e3,
+			bp_hist_percentile(h, 99.9) / 1e3, bp_hist_percentile(h, 99.99) / 1e3,
+			h->max / 1e3);
+	else
+		fputs("latency us      no samples\n", out);
+	fputc('\n', out);
+
+	fprintf(out, TABLE_ROW, "", "client", "server");
+	table_row_u64(out, "threads", c->threads ? c->threads : (uint64_t)o->threads, s->threads, sv);
+	table_row_u64(out, "transactions (all phases)", c->transactions, s->transactions, sv);
+	table_row_tx(out, "user CPU us/tx", c->utime_us, s->utime_us, tx, sv);
+	table_row_tx(out, "system CPU us/tx", c->stime_us, s->stime_us, tx, sv);
+	table_row_tx(out, "context switches/tx", c->nvcsw + c->nivcsw, s->nvcsw + s->nivcsw, tx, sv);
+	table_row_tx(out, "syscalls/tx", c->syscalls, s->syscalls, tx, sv);
+	table_row_tx(out, "empty polls/tx", c->empty_polls, s->empty_polls, tx, sv);
+	table_row_tx(out, "wake-ups/tx", c->wakeups, s->wakeups, tx, sv);
+	table_row_tx(out, "BusyPollRxPackets/tx", c->busy_poll_rx, s->busy_poll_rx, tx, sv);
+	table_row_tx(out, "NET_RX/tx", c->net_rx, s->net_rx, tx, sv);
+	napi_list(cb, sizeof(cb), c);
+	napi_list(sb, sizeof(sb), s);
+	fprintf(out, TABLE_ROW, "NAPI ids", cb, sv ? sb : "-");
+	if (o->udp)
+		fprintf(out, "\nUDP lost        %" PRIu64 " (requests timed out and resent)\n",
+			r->udp_lost);
+}
+
+void rr_print(FILE *out, const struct rr_result *r, enum rr_format format)
+{
+	struct emit e = { .out = out };
+
+	switch (format) {
+	case RR_FORMAT_JSON:
+		e.kind = EMIT_JSON;
+		emit_result(&e, r);
+		fputc('\n', out);
+		break;
+	case RR_FORMAT_CSV:
+		/* Header and one row: a single run is a complete csv file. */
+		rr_print_csv_header(out);
+		e.kind = EMIT_CSV_ROW;
+		emit_result(&e, r);
+		fputc('\n', out);
+		break;
+	case RR_FORMAT_TABLE:
+	default:
+		print_table(out, r);
+		break;
+	}
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* busypoll target: option parsing (opts.c) around the library's bp_nvmet_*. */
+#ifndef BP_TOOLS_TARGET_H
+#define BP_TOOLS_TARGET_H
+
+#include <stddef.h>
+
+#include <busypoll/busypoll.h>
+#include <busypoll/nvme/target.h>
+
+struct target_opts {
+	struct bp_nvmet_cfg cfg;
+	char listen_text[300];    /* as given (or the default) */
+	char mode_text[128];      /* canonical */
+	bool listen_given;
+};
+
+/*
+ * target_parse_opts - `busypoll target` options into *o (defaults first).
+ * Returns 0; 1 when --help was printed; -EINVAL with a one-line message in err
+ * (naming the option as typed: "--queue-depth 4: must be between 32 and 1024").
+ * The mode is checked against this kernel and process; namespace files are not
+ * opened here (bp_nvmet_start does, and says why it cannot).
+ */
+int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, size_t errlen);
+
+int cmd_target(int argc, char **argv);
+
+#endif
