@@ -58,7 +58,7 @@ static void test_fio_defaults(void **state)
 	assert_string_equal(o.mode_text, "epoll:block");
 	assert_true(o.runtime_s == 10 && o.ramp_s == 0);
 	assert_int_equal(o.io_timeout_ms, 30000);
-	assert_int_equal(o.format, PERF_FORMAT_TABLE);
+	assert_int_equal(o.format, TOOL_FORMAT_TABLE);
 }
 
 /* The reference command, in our spelling and in fio's. */
@@ -170,7 +170,7 @@ static void test_values(void **state)
 	assert_int_equal(o.io_timeout_ms, 5000);
 	assert_true(o.hdgst && o.ddgst);
 	assert_true(o.verify);
-	assert_int_equal(o.format, PERF_FORMAT_JSON);
+	assert_int_equal(o.format, TOOL_FORMAT_JSON);
 	assert_string_equal(o.hostnqn, "nqn.h:1");
 	assert_int_equal(o.nsid, 3);
 	assert_true(o.quiet);

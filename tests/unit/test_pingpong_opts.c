@@ -60,7 +60,7 @@ static void test_defaults(void **state)
 	assert_string_equal(o.mode_text, "epoll:block");
 	assert_int_equal(o.cpu, -1);
 	assert_int_equal(o.priority, -1);
-	assert_int_equal(o.format, PP_FORMAT_TABLE);
+	assert_int_equal(o.format, TOOL_FORMAT_TABLE);
 	assert_false(o.matrix);
 	assert_false(o.breakdown);
 	assert_int_equal(o.server_delay_us, 0);
@@ -84,7 +84,7 @@ static void test_values(void **state)
 	assert_int_equal(o.cpu, 1);
 	assert_int_equal(o.priority, 6);
 	assert_int_equal(o.port, 9);
-	assert_int_equal(o.format, PP_FORMAT_CSV);
+	assert_int_equal(o.format, TOOL_FORMAT_CSV);
 	assert_true(o.breakdown);
 	assert_float_equal(o.timeout_s, 0.5, 1e-12);
 	assert_true(o.quiet);

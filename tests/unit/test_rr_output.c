@@ -80,7 +80,7 @@ static void build_result(struct rr_result *r)
 }
 
 /* render - r printed in format f, as a malloc'd string. */
-static char *render(const struct rr_result *r, enum rr_format f)
+static char *render(const struct rr_result *r, enum tool_format f)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -206,7 +206,7 @@ static const char py_check[] =
  */
 static int check_with_python(const struct rr_result *r, const char *exp_json, bool expect_fail)
 {
-	char *json = render(r, RR_FORMAT_JSON), *csv = render(r, RR_FORMAT_CSV);
+	char *json = render(r, TOOL_FORMAT_JSON), *csv = render(r, TOOL_FORMAT_CSV);
 	char jpath[64], cpath[64];
 	int rc;
 
@@ -327,7 +327,7 @@ static void test_json_hostile_strings(void **state)
 		"{\"server.mode\": \"a\\u0001\\\"b\\\\\\n\\ufffd\u00e9\\ufffd\\ufffd\","
 		" \"latency_us\": null, \"latency_samples\": 0, \"client.syscalls_per_tx\": 0}", false), 0);
 	{
-		char *json = render(&res, RR_FORMAT_JSON);
+		char *json = render(&res, TOOL_FORMAT_JSON);
 		char want[sizeof(res.client.mode) + 3];
 
 		/* the unterminated client mode is cut at its array, not read past it */
@@ -349,7 +349,7 @@ static void test_csv_shape(void **state)
 	int n1, n2;
 
 	build_result(&res);
-	csv = render(&res, RR_FORMAT_CSV);
+	csv = render(&res, TOOL_FORMAT_CSV);
 	n1 = csv_fields(csv, &line2);
 	n2 = csv_fields(line2, &end);
 	assert_true(n1 > 40);
@@ -371,7 +371,7 @@ static void test_csv_shape(void **state)
 	res.server.valid = false;
 	res.opts.udp = true;
 	bp_hist_init(&res.hist);
-	csv = render(&res, RR_FORMAT_CSV);
+	csv = render(&res, TOOL_FORMAT_CSV);
 	assert_int_equal(strncmp(csv, hdr_only, hlen), 0);
 	n1 = csv_fields(csv, &line2);
 	n2 = csv_fields(line2, &end);
@@ -385,7 +385,7 @@ static void test_table(void **state)
 	char *t;
 
 	build_result(&res);
-	t = render(&res, RR_FORMAT_TABLE);
+	t = render(&res, TOOL_FORMAT_TABLE);
 	assert_non_null(strstr(t, "transactions/s"));
 	assert_non_null(strstr(t, "100000.5"));
 	assert_non_null(strstr(t, "P99.99"));
@@ -413,7 +413,7 @@ static void test_table(void **state)
 	res.opts.udp = true;
 	res.udp_lost = 42;
 	res.sysctl_busy_poll = -1;
-	t = render(&res, RR_FORMAT_TABLE);
+	t = render(&res, TOOL_FORMAT_TABLE);
 	assert_non_null(strstr(t, "busy_poll ?, busy_read 0"));
 	assert_non_null(strstr(t, "interrupted: partial results"));
 	/* said before the figures it qualifies */

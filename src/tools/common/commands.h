@@ -3,6 +3,11 @@
 #ifndef BP_TOOLS_COMMANDS_H
 #define BP_TOOLS_COMMANDS_H
 
+/* The program's version; the build may define it (from the project's version). */
+#ifndef BUSYPOLL_VERSION
+#define BUSYPOLL_VERSION "0.1.0"
+#endif
+
 /* Exit statuses shared by every subcommand. */
 enum {
 	BP_EXIT_OK = 0,

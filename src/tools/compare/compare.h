@@ -20,10 +20,15 @@
 #define CMP_PROOF_MIN 0.01
 
 struct cmp_opts {
-	char client_modes[CMP_MAX_MODES][128]; /* canonical; cell i uses client_modes[i] */
-	char server_modes[CMP_MAX_MODES][128]; /* and server_modes[i] */
+	TOOL_COMMON;               /* quiet, format */
+	/* cell i runs client_mode[i] against server_mode[i], parsed and checked once */
+	struct bp_mode client_mode[CMP_MAX_MODES], server_mode[CMP_MAX_MODES];
+	char client_modes[CMP_MAX_MODES][OPT_MODE_TEXT]; /* their canonical text */
+	char server_modes[CMP_MAX_MODES][OPT_MODE_TEXT];
 	char labels[CMP_MAX_MODES][160];       /* as the user wrote them, for the table and plot */
 	int nmodes;
+	struct bp_mode one_client, one_server; /* --client-mode / --server-mode */
+	char one_client_text[OPT_MODE_TEXT], one_server_text[OPT_MODE_TEXT];
 	int flows[CMP_MAX_FLOWS];
 	int nflows;
 	double duration_s, warmup_s;
@@ -31,10 +36,8 @@ struct cmp_opts {
 	int threads;
 	uint32_t request_size, response_size;
 	int client_cpu, server_cpu;
-	enum rr_format format;
-	const char *plot;          /* --plot FILE.svg */
+	char plot[1024];           /* --plot FILE.svg, "" none */
 	bool loopback;             /* not root (or --loopback): no test bed */
-	bool quiet;
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
 };

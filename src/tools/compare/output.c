@@ -226,8 +226,8 @@ static void print_csv(FILE *out, const struct cmp_report *r)
 void compare_print(FILE *out, const struct cmp_report *r)
 {
 	switch (r->opts.format) {
-	case RR_FORMAT_JSON: print_json(out, r); break;
-	case RR_FORMAT_CSV: print_csv(out, r); break;
+	case TOOL_FORMAT_JSON: print_json(out, r); break;
+	case TOOL_FORMAT_CSV: print_csv(out, r); break;
 	default: print_table(out, r); break;
 	}
 }

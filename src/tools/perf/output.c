@@ -284,23 +284,23 @@ static void print_table(FILE *out, const struct perf_result *r)
 	}
 }
 
-void perf_print(FILE *out, const struct perf_result *r, enum perf_format format)
+void perf_print(FILE *out, const struct perf_result *r, enum tool_format format)
 {
 	struct emit e = { .out = out };
 
 	switch (format) {
-	case PERF_FORMAT_JSON:
+	case TOOL_FORMAT_JSON:
 		e.kind = EMIT_JSON;
 		emit_result(&e, r);
 		fputc('\n', out);
 		break;
-	case PERF_FORMAT_CSV:
+	case TOOL_FORMAT_CSV:
 		perf_print_csv_header(out);
 		e.kind = EMIT_CSV_ROW;
 		emit_result(&e, r);
 		fputc('\n', out);
 		break;
-	case PERF_FORMAT_TABLE:
+	case TOOL_FORMAT_TABLE:
 	default:
 		print_table(out, r);
 		break;
@@ -334,11 +334,11 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 	fputc('\n', out);
 }
 
-void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format)
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum tool_format format)
 {
 	struct emit e = { .out = out };
 
-	if (format == PERF_FORMAT_CSV) {
+	if (format == TOOL_FORMAT_CSV) {
 		perf_print_csv_header(out);
 		e.kind = EMIT_CSV_ROW;
 		for (int i = 0; i < n; i++) {

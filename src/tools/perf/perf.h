@@ -27,6 +27,8 @@
 
 #include <busypoll/busypoll.h>
 
+#include "tools/common/common_opts.h"
+
 #define PERF_MAX_JOBS 64
 #define PERF_MAX_CONFIGS 16
 #define PERF_MAX_IODEPTH 4096
@@ -34,15 +36,16 @@
 #define PERF_DEFAULT_PORT 4420
 
 enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW };
-enum perf_format { PERF_FORMAT_TABLE, PERF_FORMAT_JSON, PERF_FORMAT_CSV };
 
 struct perf_opts {
+	TOOL_COMMON;               /* quiet (no progress lines), format */
 	char target[300];          /* ADDR:PORT as given */
 	char nqn[224];
 	char hostnqn[224];         /* "" = the library's random uuid NQN */
 	uint32_t nsid;
 	enum perf_rw rw;
 	int rwmixread;             /* percent of reads in randrw (fio default 50) */
+	int rwmixwrite;            /* --rwmixwrite as given (rwmixread = 100 - it) */
 	uint32_t bs;
 	int iodepth;
 	/* As given (fio's spelling and defaults)... */
@@ -63,16 +66,15 @@ struct perf_opts {
 	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
 	bool verify;
 	struct bp_mode mode;
-	char mode_text[128];       /* canonical */
+	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool hdgst, ddgst;
 	uint32_t io_timeout_ms;    /* a command unanswered this long fails the run */
-	enum perf_format format;
 	double interval_s;         /* progress lines on stderr (0 = none) */
-	bool quiet;
 	/* --sweep numjobs=A..B, --spawn-target ARGS, --target-config ARGS... */
 	bool sweep;
 	int sweep_lo, sweep_hi;
 	bool spawn;
+	bool time_based;           /* --time_based, accepted: every run is */
 	char spawn_args[1024];
 	char configs[PERF_MAX_CONFIGS][512];
 	int nconfigs;
@@ -239,12 +241,12 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out);
 
 /* ---- output ---- */
-void perf_print(FILE *out, const struct perf_result *r, enum perf_format format);
+void perf_print(FILE *out, const struct perf_result *r, enum tool_format format);
 /* The sweep's reference table for one configuration: threads, IOPS (K), average latency, P99.99. */
 void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
 			    int n);
 /* json (one document holding every result) or csv (one header, one row per result). */
-void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format);
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum tool_format format);
 void perf_print_csv_header(FILE *out);
 
 int cmd_perf(int argc, char **argv);

@@ -66,7 +66,7 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 			}
 		}
 		perf_spawn_stop(sp);
-		if (!single && o->format == PERF_FORMAT_TABLE && k > first) {
+		if (!single && o->format == TOOL_FORMAT_TABLE && k > first) {
 			perf_print_sweep_block(out, o, config, rows + first, k - first);
 			fflush(out);
 		}
@@ -75,7 +75,7 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 	}
 	if (k && single && !rc)
 		perf_print(out, &rows[0], o->format);
-	else if (k && !single && o->format != PERF_FORMAT_TABLE && !rc)
+	else if (k && !single && o->format != TOOL_FORMAT_TABLE && !rc)
 		perf_print_sweep(out, rows, k, o->format);
 	free(rows);
 	if (rc)

@@ -503,16 +503,16 @@ static void print_table(FILE *out, const struct pp_result *res)
 		print_breakdown(out, res);
 }
 
-void pp_print(FILE *out, const struct pp_result *r, enum pp_format format)
+void pp_print(FILE *out, const struct pp_result *r, enum tool_format format)
 {
 	switch (format) {
-	case PP_FORMAT_JSON:
+	case TOOL_FORMAT_JSON:
 		print_json(out, r);
 		break;
-	case PP_FORMAT_CSV:
+	case TOOL_FORMAT_CSV:
 		print_csv(out, r);
 		break;
-	case PP_FORMAT_TABLE:
+	case TOOL_FORMAT_TABLE:
 	default:
 		print_table(out, r);
 		break;

@@ -30,6 +30,8 @@
 #include <time.h>
 
 #include <busypoll/busypoll.h>
+#include "tools/common/common_opts.h"
+#include "tools/common/net_opts.h"
 #include "tools/pingpong/proto.h"
 
 #define PP_DEFAULT_PORT 12868
@@ -47,8 +49,6 @@
 #define PP_DEFAULT_MATRIX_MODE "uring:napi,usecs=100"
 #define PP_MAX_ROWS 3
 
-enum pp_format { PP_FORMAT_TABLE, PP_FORMAT_JSON, PP_FORMAT_CSV };
-
 /*
  * pp_realtime_ns - CLOCK_REALTIME in ns (vDSO): the clock the kernel's software
  * timestamps use, so every breakdown reading is taken with it.
@@ -62,24 +62,18 @@ static inline uint64_t pp_realtime_ns(void)
 }
 
 struct pp_opts {
-	bool server;
-	char host[256];           /* client: the server; server: address to bind ("" = all) */
-	uint16_t port;            /* UDP and TCP, data and control */
-	bool tcp;                 /* client: TCP data instead of UDP */
+	TOOL_COMMON;              /* quiet, format */
+	TOOL_NET;                 /* server, host, port (UDP and TCP, data and control), tcp, priority,
+				   * mode (this side's; with --matrix the busy-poll mode compared), cpus */
 	uint32_t size;            /* request = reply bytes, BP_PP_HDR_LEN..BP_PP_MAX_LEN */
 	uint64_t n;               /* measured round trips per run */
 	int runs;
 	uint64_t warmup;          /* round trips before each run's measured ones */
-	struct bp_mode mode;      /* this side's; with --matrix the busy-poll mode compared */
-	char mode_text[PP_MODE_LEN]; /* canonical */
-	int cpu;                  /* the loop thread's CPU, -1 = not pinned */
-	int priority;             /* SO_PRIORITY, -1 = leave */
-	enum pp_format format;
+	int cpu;                  /* the loop thread's CPU (--cpus, one), -1 = not pinned */
 	bool matrix;
 	bool breakdown;
 	uint32_t server_delay_us; /* server: busy-wait this long before each reply */
 	double timeout_s;         /* client: a run fails after this long without a reply */
-	bool quiet;               /* no log lines */
 };
 
 /* pp_opts_defaults - UDP, 64 B, 10 runs x 10000 after 1000, epoll:block, port 12868. */
@@ -312,7 +306,7 @@ int pp_matrix_modes(const struct bp_mode *m, char client[PP_MAX_ROWS][PP_MODE_LE
 		    char server[PP_MAX_ROWS][PP_MODE_LEN], char *err, size_t errlen);
 
 /* ---- output (output.c) ---- */
-void pp_print(FILE *out, const struct pp_result *r, enum pp_format format);
+void pp_print(FILE *out, const struct pp_result *r, enum tool_format format);
 
 int cmd_pingpong(int argc, char **argv);
 

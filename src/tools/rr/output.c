@@ -337,24 +337,24 @@ static void print_table(FILE *out, const struct rr_result *r)
 			r->udp_lost);
 }
 
-void rr_print(FILE *out, const struct rr_result *r, enum rr_format format)
+void rr_print(FILE *out, const struct rr_result *r, enum tool_format format)
 {
 	struct emit e = { .out = out };
 
 	switch (format) {
-	case RR_FORMAT_JSON:
+	case TOOL_FORMAT_JSON:
 		e.kind = EMIT_JSON;
 		emit_result(&e, r);
 		fputc('\n', out);
 		break;
-	case RR_FORMAT_CSV:
+	case TOOL_FORMAT_CSV:
 		/* Header and one row: a single run is a complete csv file. */
 		rr_print_csv_header(out);
 		e.kind = EMIT_CSV_ROW;
 		emit_result(&e, r);
 		fputc('\n', out);
 		break;
-	case RR_FORMAT_TABLE:
+	case TOOL_FORMAT_TABLE:
 	default:
 		print_table(out, r);
 		break;

@@ -13,22 +13,20 @@
 #include <stdio.h>
 
 #include <busypoll/busypoll.h>
+#include "tools/common/common_opts.h"
+#include "tools/common/net_opts.h"
 #include "tools/rr/proto.h"
 
 #define RR_DEFAULT_PORT 12867
-#define RR_MAX_THREADS 64
+#define RR_MAX_THREADS TOOL_MAX_CPUS
 #define RR_MAX_NAPI_IDS 8
 /* A connection that has not said hello by then is closed: silent or half-open peers
  * must not hold the server's descriptors for ever. */
 #define RR_HELLO_TIMEOUT_MS 10000
 
-enum rr_format { RR_FORMAT_TABLE, RR_FORMAT_JSON, RR_FORMAT_CSV };
-
 struct rr_opts {
-	bool server;
-	char host[256];           /* client: the server; server: the address to bind (default any) */
-	uint16_t port;
-	bool udp;
+	TOOL_COMMON;              /* quiet, format */
+	TOOL_NET;                 /* server, host, port, udp, priority, mode, cpus (thread i on cpus[i]) */
 	int threads;              /* -T */
 	int flows;                /* -F, spread over the threads */
 	uint32_t request_size;    /* -Q */
@@ -36,14 +34,7 @@ struct rr_opts {
 	double duration_s;        /* -l (0 when -n is given) */
 	uint64_t transactions;    /* -n (0 = use the duration) */
 	double warmup_s;
-	struct bp_mode mode;
-	char mode_text[128];      /* canonical */
-	int cpus[RR_MAX_THREADS]; /* thread i on cpus[i]; ncpus = 0: not pinned */
-	int ncpus;
-	int priority;             /* SO_PRIORITY, -1 = leave */
 	double interval_s;        /* -I progress lines (0 = none) */
-	enum rr_format format;
-	bool quiet;               /* no progress or log lines (compare) */
 	uint32_t hello_timeout_ms; /* server: close a connection with no hello by then (default 10 s) */
 };
 
@@ -109,7 +100,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 
 /* ---- output ---- */
 /* rr_print - the result in o->format: table (at a glance), json or csv (every field). */
-void rr_print(FILE *out, const struct rr_result *r, enum rr_format format);
+void rr_print(FILE *out, const struct rr_result *r, enum tool_format format);
 /* rr_print_csv_header - the csv header line (compare prints it once for many rows). */
 void rr_print_csv_header(FILE *out);
 

@@ -8,10 +8,12 @@
 #include <busypoll/busypoll.h>
 #include <busypoll/nvme/target.h>
 
+#include "tools/common/opt.h"
+
 struct target_opts {
 	struct bp_nvmet_cfg cfg;
 	char listen_text[300];    /* as given (or the default) */
-	char mode_text[128];      /* canonical */
+	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool listen_given;
 };
 
