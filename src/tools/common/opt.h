@@ -100,7 +100,7 @@ struct opt_seen {
 	unsigned count[OPT_MAX_SPECS];
 	const char *text[OPT_MAX_SPECS];  /* the value as typed (NULL for flags) */
 	int npos;                         /* positional arguments, in order */
-	char *pos[16];
+	char *pos[64];
 };
 
 /*

@@ -155,17 +155,6 @@ int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, c
 
 /* ---- getopt_long's refusals, worded the same for every command ---- */
 
-const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len)
-{
-	for (const struct option *lo = opts; lo->name; lo++)
-		if (lo->val == val) {
-			snprintf(buf, len, "--%s", lo->name);
-			return buf;
-		}
-	snprintf(buf, len, "-%c", val);
-	return buf;
-}
-
 /*
  * For an option getopt knows (missing or unexpected value) optind has moved past
  * its argument, so argv[optind - 1] is it; for an unknown character inside a

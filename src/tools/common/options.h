@@ -49,8 +49,6 @@ int tool_opt_choice(const char *name, const char *s, const char *const *names, c
 int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
 		  size_t errlen);
 
-/* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
-const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
 /*
  * tool_bad_option_name - the option getopt_long just refused, as the user typed it
  * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
