@@ -6,6 +6,7 @@
  * also checks that every json field has its csv column with the same value.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,6 +78,11 @@ static void build_result(struct rr_result *r)
 	r->server.napi_ids[0] = 8193;
 	r->server.napi_ids[1] = 8194;
 	r->server.n_napi_ids = 2;
+	/* the threads counted: the server's loop thread and its SQPOLL thread */
+	r->server.thr[0] = (struct ev_thread){ .tid = 1234, .comm = "rr-server-0", .cpu_us = 1000 };
+	r->server.thr[1] = (struct ev_thread){ .tid = 1240, .comm = "iou-sqp-1234", .cpu_us = 5000 };
+	r->server.nthr = 2;
+	r->server.helper_cpu_us = 5000;
 }
 
 /* render - r printed in format f, as a malloc'd string. */
@@ -222,12 +228,18 @@ static int check_with_python(const struct rr_result *r, const char *exp_json, bo
 	return rc;
 }
 
+/* Per transaction: no transactions, no figure (NaN: json null, table "-"). */
 static void test_per_tx(void **state)
 {
-	assert_true(rr_per_tx(0, 0) == 0);
-	assert_true(rr_per_tx(5, 0) == 0);
-	assert_true(rr_per_tx(3, 2) == 1.5);
-	assert_true(rr_per_tx(UINT64_MAX, 1) == (double)UINT64_MAX);
+	char buf[32];
+
+	assert_true(isnan(ev_per(0, 0)));
+	assert_true(isnan(ev_per(5, 0)));
+	assert_true(ev_per(3, 2) == 1.5);
+	assert_true(ev_per(UINT64_MAX, 1) == (double)UINT64_MAX);
+	assert_string_equal(ev_per_text(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(ev_per_text(buf, sizeof(buf), 0.00025), "0.00025");
+	assert_string_equal(ev_per_text(buf, sizeof(buf), 3), "3.00");
 }
 
 static void test_json_values(void **state)
@@ -264,7 +276,8 @@ static void test_json_values(void **state)
 		 " \"client.busy_poll_rx_per_tx\": 2, \"client.napi_ids\": [],"
 		 " \"server.mode\": \"epoll:napi,usecs=64,budget=8,prefer\","
 		 " \"server.napi_ids\": [8193, 8194], \"server.syscalls_per_tx\": 2,"
-		 " \"server.interval_ns\": 10000100000,"
+		 " \"server.interval_ns\": 10000100000, \"server.helper_cpu_us\": 5000,"
+		 " \"server.cpu_threads\": \"rr-server-0(1234) + iou-sqp-1234(1240)\","
 		 " \"udp_lost\": null, \"interrupted\": false}",
 		 bp_hist_percentile(&res.hist, 50) / 1e3, bp_hist_percentile(&res.hist, 99) / 1e3,
 		 bp_hist_percentile(&res.hist, 99.99) / 1e3);
@@ -291,7 +304,7 @@ static void test_json_server_missing(void **state)
 	res.opts.transactions = 5000;
 	res.opts.duration_s = 0;
 	res.sysctl_busy_read = -1; /* unreadable */
-	/* A canonical mode longer than rr_side.mode holds: the settings keep all of it. */
+	/* A canonical mode longer than the evidence's mode holds: the settings keep all of it. */
 	snprintf(res.opts.mode_text, sizeof(res.opts.mode_text), "%s",
 		 "epoll:suspend,usecs=2147483647,budget=65535,defer=2147483647,"
 		 "gro-flush=9223372036854775807,suspend=9223372036854775807");
@@ -325,7 +338,7 @@ static void test_json_hostile_strings(void **state)
 	res.transactions = 0;
 	assert_int_equal(check_with_python(&res,
 		"{\"server.mode\": \"a\\u0001\\\"b\\\\\\n\\ufffd\u00e9\\ufffd\\ufffd\","
-		" \"latency_us\": null, \"latency_samples\": 0, \"client.syscalls_per_tx\": 0}", false), 0);
+		" \"latency_us\": null, \"latency_samples\": 0, \"client.syscalls_per_tx\": null}", false), 0);
 	{
 		char *json = render(&res, TOOL_FORMAT_JSON);
 		char want[sizeof(res.client.mode) + 3];
@@ -405,6 +418,8 @@ static void test_table(void **state)
 	assert_null(strstr(t, "interrupted"));
 	assert_null(strstr(t, "UDP lost"));
 	assert_non_null(strstr(t, "busy_poll 50, busy_read 0"));
+	/* the output says which threads the CPU figures count */
+	assert_non_null(strstr(t, "the server's rr-server-0(1234) + iou-sqp-1234(1240)"));
 	assert_null(strchr(t, '\t')); /* the kernel string's tab is not sent to the terminal */
 	free(t);
 

@@ -246,6 +246,12 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* per_tx - a run's figure per measured transaction; 0 for a run without any (a median input). */
+static double per_tx(uint64_t v, uint64_t tx)
+{
+	return tx ? (double)v / (double)tx : 0;
+}
+
 static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 {
 	double v[CMP_MAX_RUNS];
@@ -285,13 +291,13 @@ static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 		}                              \
 		cell->field = median(v, n);    \
 	} while (0)
-	MEDIAN_OF(client_cpu_us_per_tx, rr_per_tx(r->client.utime_us + r->client.stime_us, r->transactions));
+	MEDIAN_OF(client_cpu_us_per_tx, per_tx(r->client.utime_us + r->client.stime_us, r->transactions));
 	MEDIAN_OF(server_cpu_us_per_tx,
-		  r->server.valid ? rr_per_tx(r->server.utime_us + r->server.stime_us, r->transactions) : 0);
-	MEDIAN_OF(bprx_client_per_tx, rr_per_tx(r->client.busy_poll_rx, r->transactions));
-	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? rr_per_tx(r->server.busy_poll_rx, r->transactions) : 0);
-	MEDIAN_OF(syscalls_client_per_tx, rr_per_tx(r->client.syscalls, r->transactions));
-	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? rr_per_tx(r->server.syscalls, r->transactions) : 0);
+		  r->server.valid ? per_tx(r->server.utime_us + r->server.stime_us, r->transactions) : 0);
+	MEDIAN_OF(bprx_client_per_tx, per_tx(r->client.busy_poll_rx, r->transactions));
+	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? per_tx(r->server.busy_poll_rx, r->transactions) : 0);
+	MEDIAN_OF(syscalls_client_per_tx, per_tx(r->client.syscalls, r->transactions));
+	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? per_tx(r->server.syscalls, r->transactions) : 0);
 #undef MEDIAN_OF
 	cell->cpu_us_per_tx = cell->client_cpu_us_per_tx + cell->server_cpu_us_per_tx;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "tools/common/control.h"
 #include "tools/rr/rr.h"
 #include "tools/common/options.h"
 
@@ -62,7 +63,7 @@ struct rr_cthread {
 	atomic_uint_fast64_t measured; /* read by the main thread for progress */
 	uint64_t total;          /* every completed transaction, all phases */
 	uint64_t udp_lost;
-	struct bp_loop_snapshot start, end;
+	struct ev_snap start, end;
 	bool measured_any;
 	struct bp_timer t_measure, t_end, t_udp;
 	uint64_t measure_at_ns, end_at_ns;
@@ -98,10 +99,10 @@ static void thread_check_done(struct rr_cthread *t)
 static void phase_end(struct rr_cthread *t)
 {
 	if (t->phase == PH_MEASURE) {
-		bp_loop_snapshot_take(t->loop, &t->end);
+		ev_snap_take(t->loop, &t->end);
 	} else if (t->phase == PH_WARMUP) {
 		/* Ended before measuring began (interrupted): an empty interval. */
-		bp_loop_snapshot_take(t->loop, &t->start);
+		ev_snap_take(t->loop, &t->start);
 		t->end = t->start;
 	} else if (t->phase != PH_CONNECT) {
 		return;
@@ -118,7 +119,7 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 
 	if (t->phase != PH_WARMUP)
 		return;
-	bp_loop_snapshot_take(t->loop, &t->start);
+	ev_snap_take(t->loop, &t->start);
 	t->measured_any = true;
 	t->phase = PH_MEASURE;
 }
@@ -339,6 +340,7 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 
 	t->loop = loop;
 	bp_loop_set_data(loop, t);
+	ev_name_thread("rr-client", t->idx);
 	for (int i = 0; i < t->nflows; i++) {
 		struct rr_cflow *f = &t->flows[i];
 		int ret = bp_conn_connect(loop, (struct sockaddr *)&cl->addr, cl->addrlen,
@@ -387,67 +389,61 @@ static void thread_stop_now(struct bp_loop *loop, void *arg)
 	phase_end(arg);
 }
 
-/* ---- control connection (blocking, on the main thread) ---- */
+/* ---- control session (blocking, on the main thread) ---- */
 
-static int control_open(struct rr_client *cl, int *fdp, char *err, size_t errlen)
+/* control_open - the run's control session: HELLO with the run, the server's HELLO_OK. */
+static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err, size_t errlen)
 {
 	const struct rr_opts *o = cl->o;
-	struct bp_rr_hello h = {
-		.version = BP_RR_VERSION, .kind = BP_RR_KIND_CONTROL, .flags = o->udp ? BP_RR_FLAG_UDP : 0,
-		.request_size = o->request_size, .response_size = o->response_size, .run_id = cl->run_id,
-	};
-	uint8_t buf[BP_RR_HELLO_LEN];
-	struct bp_rr_ack ack;
-	int fd, ret, soerr = 0;
-	socklen_t len = sizeof(soerr);
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
 
-	fd = socket(cl->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -errno;
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	if (connect(fd, (struct sockaddr *)&cl->addr, cl->addrlen) < 0 && errno != EINPROGRESS) {
-		ret = -errno;
-		goto unreachable;
+	ret = ctl_session_open(ctl, (struct sockaddr *)&cl->addr, cl->addrlen, CONTROL_TIMEOUT_MS, err, errlen);
+	if (ret) {
+		/* "cannot reach server X: why" and what to do about it */
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, "; is `busypoll rr --server` running there?");
+		free(m);
+		return ret;
 	}
-	ret = tool_wait_fd(fd, POLLOUT, CONTROL_TIMEOUT_MS);
-	if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr)
-		ret = -soerr;
-	if (ret)
-		goto unreachable;
-	bp_rr_hello_encode(&h, buf);
-	if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
-		ret = -errno;
-		goto unreachable;
-	}
-	ret = tool_read_full(fd, buf, BP_RR_ACK_LEN, CONTROL_TIMEOUT_MS);
-	if (ret)
-		goto unreachable;
-	if (bp_rr_ack_decode(buf, &ack)) {
+	ctl_msg_init(&m[0], CTL_HELLO);
+	ctl_put_text(&m[0], CTL_T_TOOL, "rr");
+	ctl_put_u64(&m[0], CTL_T_RUN_ID, cl->run_id);
+	ctl_put_u64(&m[0], CTL_T_RR_REQUEST_SIZE, o->request_size);
+	ctl_put_u64(&m[0], CTL_T_RR_RESPONSE_SIZE, o->response_size);
+	ctl_put_u64(&m[0], CTL_T_FLAGS, o->udp ? CTL_F_UDP : 0);
+	ret = ctl_call(ctl, &m[0], CTL_HELLO_OK, &m[1], err, errlen);
+	if (ret == -EPROTO)
 		snprintf(err, errlen, "%s is not a busypoll rr server (bad answer to the hello)", cl->addr_text);
-		close(fd);
-		return -EPROTO;
-	}
-	if (ack.status != BP_RR_OK) {
-		snprintf(err, errlen, "server %s refused the run: %s", cl->addr_text, bp_rr_refuse_reason(ack.status));
-		close(fd);
-		return -ECONNREFUSED;
-	}
-	*fdp = fd;
-	return 0;
-unreachable:
-	snprintf(err, errlen, "cannot reach server %s: %s; is `busypoll rr --server` running there?", cl->addr_text,
-		 strerror(-ret));
-	close(fd);
+	else if (ret && ret != -EINTR && ret != -ETIMEDOUT && ret != -ECONNRESET)
+		ret = -ECONNREFUSED; /* the server's reason is in err */
+	if (ret)
+		ctl_session_close(ctl);
+	free(m);
 	return ret;
 }
 
-static int control_cmd(int fd, uint32_t cmd, uint64_t run_id)
+/* control_cmd - START (reply STARTED) or STOP (reply EVIDENCE, into *server). */
+static int control_cmd(struct ctl_session *ctl, uint16_t cmd, struct evidence *server, char *err, size_t errlen)
 {
-	uint8_t buf[BP_RR_CMD_LEN];
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
 
-	bp_rr_cmd_encode(cmd, run_id, buf);
-	return send(fd, buf, sizeof(buf), MSG_NOSIGNAL) == (ssize_t)sizeof(buf) ? 0 : -errno;
+	if (!m)
+		return -ENOMEM;
+	ctl_msg_init(&m[0], cmd);
+	ret = ctl_call(ctl, &m[0], cmd == CTL_START ? CTL_STARTED : CTL_EVIDENCE, &m[1], err, errlen);
+	if (!ret && server && ev_decode(&m[1], server)) {
+		snprintf(err, errlen, "server %s sent evidence that does not decode", ctl->peer);
+		ret = -EPROTO;
+	}
+	free(m);
+	return ret;
 }
 
 /* ---- limits ---- */
@@ -516,7 +512,7 @@ static void read_sysctl(const char *path, int *out)
 
 static void fill_side(struct rr_result *res, struct rr_client *cl)
 {
-	struct rr_side *c = &res->client;
+	struct evidence *c = &res->client;
 	uint64_t first = UINT64_MAX, last = 0;
 
 	c->valid = true;
@@ -524,7 +520,7 @@ static void fill_side(struct rr_result *res, struct rr_client *cl)
 	c->threads = (uint32_t)cl->n;
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
-		const struct bp_loop_snapshot *a = &t->start, *b = &t->end;
+		const struct ev_snap *a = &t->start, *b = &t->end;
 
 		c->transactions += t->total;
 		res->transactions += atomic_load(&t->measured);
@@ -532,19 +528,11 @@ static void fill_side(struct rr_result *res, struct rr_client *cl)
 		bp_hist_merge(&res->hist, t->hist);
 		if (!t->measured_any)
 			continue;
-		if (a->ns < first)
-			first = a->ns;
-		if (b->ns > last)
-			last = b->ns;
-		c->utime_us += b->utime_us - a->utime_us;
-		c->stime_us += b->stime_us - a->stime_us;
-		c->nvcsw += b->nvcsw - a->nvcsw;
-		c->nivcsw += b->nivcsw - a->nivcsw;
-		c->syscalls += b->ctr.syscalls - a->ctr.syscalls;
-		c->empty_polls += b->ctr.empty_polls - a->ctr.empty_polls;
-		c->wakeups += b->ctr.wakeups - a->ctr.wakeups;
-		c->waits += b->ctr.waits - a->ctr.waits;
-		c->completions += b->ctr.completions - a->ctr.completions;
+		if (a->loop.ns < first)
+			first = a->loop.ns;
+		if (b->loop.ns > last)
+			last = b->loop.ns;
+		ev_add_interval(c, a, b);
 	}
 	c->interval_ns = last > first ? last - first : 0;
 	res->seconds = (double)c->interval_ns / 1e9;
@@ -553,18 +541,12 @@ static void fill_side(struct rr_result *res, struct rr_client *cl)
 
 static void napi_teardown(struct bp_loop *loop, void *arg)
 {
-	struct rr_side *c = arg;
+	struct evidence *c = arg;
 	uint32_t ids[RR_MAX_NAPI_IDS];
 	size_t n = bp_loop_napi_ids(loop, ids, RR_MAX_NAPI_IDS);
 
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (uint32_t j = 0; j < c->n_napi_ids; j++)
-			seen |= c->napi_ids[j] == ids[i];
-		if (!seen && c->n_napi_ids < RR_MAX_NAPI_IDS)
-			c->napi_ids[c->n_napi_ids++] = ids[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		ev_add_napi(c, ids[i]);
 }
 
 int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
@@ -572,7 +554,8 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 {
 	struct rr_client *cl = calloc(1, sizeof(*cl));
 	struct bp_kstats k0 = { 0 }, k1 = { 0 };
-	int ctl = -1, ret, started = 0;
+	struct ctl_session ctl = { .fd = -1 };
+	int ret, started = 0;
 	uint64_t now, measure_at, end_at = 0, deadline, last_tx = 0, last_ns, next_progress = 0;
 	struct utsname un;
 
@@ -683,7 +666,10 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	if (measure_at > bp_now_ns())
 		sleep_ns(measure_at - bp_now_ns());
 	bp_kstats_read(&k0);
-	control_cmd(ctl, BP_RR_CMD_START, cl->run_id);
+	if (control_cmd(&ctl, CTL_START, NULL, err, errlen)) {
+		ret = -EIO;
+		goto out_threads;
+	}
 	last_ns = bp_now_ns();
 	if (o->interval_s > 0)
 		next_progress = last_ns + (uint64_t)(o->interval_s * 1e9);
@@ -710,36 +696,13 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		sleep_ns(2000000);
 	}
 	bp_kstats_read(&k1);
-	res->client.busy_poll_rx = k1.busy_poll_rx - k0.busy_poll_rx;
-	res->client.net_rx = k1.net_rx - k0.net_rx;
+	ev_add_kstats(&res->client, &k0, &k1);
 
 	if (!atomic_load(&cl->failed)) {
-		uint8_t buf[BP_RR_STATS_LEN];
-		struct bp_rr_stats st;
+		char serr[256];
 
-		if (control_cmd(ctl, BP_RR_CMD_STOP, cl->run_id) == 0 &&
-		    tool_read_full(ctl, buf, sizeof(buf), CONTROL_TIMEOUT_MS) == 0 && bp_rr_stats_decode(buf, &st) == 0) {
-			struct rr_side *s = &res->server;
-
-			s->valid = true;
-			snprintf(s->mode, sizeof(s->mode), "%s", st.mode);
-			s->threads = st.threads;
-			s->transactions = st.transactions;
-			s->interval_ns = st.interval_ns;
-			s->utime_us = st.utime_us;
-			s->stime_us = st.stime_us;
-			s->nvcsw = st.nvcsw;
-			s->nivcsw = st.nivcsw;
-			s->busy_poll_rx = st.busy_poll_rx;
-			s->net_rx = st.net_rx;
-			s->syscalls = st.syscalls;
-			s->empty_polls = st.empty_polls;
-			s->wakeups = st.wakeups;
-			s->waits = st.waits;
-			s->completions = st.completions;
-			s->n_napi_ids = st.n_napi_ids;
-			memcpy(s->napi_ids, st.napi_ids, sizeof(s->napi_ids));
-		}
+		if (control_cmd(&ctl, CTL_STOP, &res->server, serr, sizeof(serr)))
+			memset(&res->server, 0, sizeof(res->server));
 	}
 	ret = 0;
 out_threads:
@@ -758,8 +721,7 @@ out_threads:
 	if (ret && res->interrupted && !atomic_load(&cl->failed))
 		ret = 0;
 out:
-	if (ctl >= 0)
-		close(ctl);
+	ctl_session_close(&ctl);
 	free(cl->request);
 	free(cl);
 	return ret;

@@ -14,12 +14,13 @@
 
 #include <busypoll/busypoll.h>
 #include "tools/common/common_opts.h"
+#include "tools/common/evidence.h"
 #include "tools/common/net_opts.h"
 #include "tools/rr/proto.h"
 
 #define RR_DEFAULT_PORT 12867
 #define RR_MAX_THREADS TOOL_MAX_CPUS
-#define RR_MAX_NAPI_IDS 8
+#define RR_MAX_NAPI_IDS EV_MAX_NAPI
 /* A connection that has not said hello by then is closed: silent or half-open peers
  * must not hold the server's descriptors for ever. */
 #define RR_HELLO_TIMEOUT_MS 10000
@@ -47,21 +48,6 @@ void rr_opts_defaults(struct rr_opts *o);
  */
 int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t errlen);
 
-/* One side of a run: CPU, engine counters, kernel evidence, over the measured interval. */
-struct rr_side {
-	bool valid;
-	char mode[128];
-	uint32_t threads;
-	uint64_t transactions;    /* all phases (warm-up included): both sides count the same */
-	uint64_t interval_ns;
-	uint64_t utime_us, stime_us;
-	uint64_t nvcsw, nivcsw;
-	uint64_t busy_poll_rx, net_rx;
-	uint64_t syscalls, empty_polls, wakeups, waits, completions;
-	uint32_t napi_ids[RR_MAX_NAPI_IDS];
-	uint32_t n_napi_ids;
-};
-
 struct rr_result {
 	struct rr_opts opts;      /* the settings that produced it */
 	char server_addr[128];
@@ -70,7 +56,8 @@ struct rr_result {
 	double tps;
 	uint64_t udp_lost;        /* UDP requests that timed out and were resent */
 	struct bp_hist hist;      /* latency, ns */
-	struct rr_side client, server;
+	/* each side over the measured interval; transactions: every one it did, all phases */
+	struct evidence client, server;
 	bool interrupted;
 	char kernel[128];         /* uname -r */
 	int sysctl_busy_poll, sysctl_busy_read;
@@ -103,9 +90,6 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 void rr_print(FILE *out, const struct rr_result *r, enum tool_format format);
 /* rr_print_csv_header - the csv header line (compare prints it once for many rows). */
 void rr_print_csv_header(FILE *out);
-
-/* Per-transaction figures derived from a side (0 when no transactions). */
-double rr_per_tx(uint64_t value, uint64_t transactions);
 
 int cmd_rr(int argc, char **argv);
 
