@@ -75,14 +75,8 @@ PP_MAGIC = 0x47505042
 
 
 def pp_hdr(typ, length, seq=7, flags=0, client_ts=123456789, srv=(0, 0, 0), prev_seq=0):
-    return struct.pack("<IBBHIIQQIIQ", PP_MAGIC, 1, typ, flags, length, srv[0], seq, client_ts,
+    return struct.pack("<IBBHIIQQIIQ", PP_MAGIC, 2, typ, flags, length, srv[0], seq, client_ts,
                        srv[1], srv[2], prev_seq)
-
-
-def pp_ctl(typ, cmd, text=b"", status=0, stats=(0,) * 13):
-    body = struct.pack("<IIIiII", cmd, status, 1, 1, 0, 8193)
-    body += struct.pack("<13Q", *stats) + text.ljust(128, b"\0")
-    return pp_hdr(typ, 48 + 256) + body
 
 
 if __name__ == "__main__":
@@ -107,12 +101,9 @@ if __name__ == "__main__":
     write("control", "bad-int-length", ctl(4, struct.pack("<HHI", 2, 4, 7)))
     write("control", "nested-record", ctl(7, ctl_record(46, ctl_record(46, b""))))
     write("control", "cut-short", ctl(1, rr_hello)[:-3])
-    # pingpong_proto: selector bit 7 = control message, (sel >> 1) % 5 = wanted type
-    # (0 any), bit 0 = a whole datagram
+    # pingpong_proto: (sel >> 1) % 5 = wanted type (0 any), bit 0 = a whole datagram
     write("pingpong_proto", "request-stream", b"\x00" + pp_hdr(1, 64) + bytes(range(16)))
     write("pingpong_proto", "request-dgram", b"\x03" + pp_hdr(1, 48))
     write("pingpong_proto", "reply", b"\x04" + pp_hdr(2, 48, flags=5, srv=(10, 20, 30), prev_seq=6))
     write("pingpong_proto", "bad-length", b"\x00" + pp_hdr(1, 47))
-    write("pingpong_proto", "ctl-hello", b"\x88" + pp_ctl(3, 1))
-    write("pingpong_proto", "ctl-set-mode", b"\x88" + pp_ctl(3, 2, b"epoll:napi,usecs=64,budget=8"))
-    write("pingpong_proto", "ctl-stop-reply", b"\x8a" + pp_ctl(4, 4, b"epoll:block", stats=tuple(range(13))))
+    write("pingpong_proto", "old-control-type", b"\x00" + pp_hdr(3, 48))

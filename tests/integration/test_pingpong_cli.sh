@@ -119,7 +119,9 @@ d = json.load(open(sys.argv[1]))
 assert d["settings"]["protocol"] == "tcp", d["settings"]
 row = d["rows"][0]
 assert len(row["runs"]) == 2 and row["runs"][0]["n"] == 200, row["runs"]
-assert row["server"]["round_trips"] >= 440, row["server"]
+# one evidence shape in every tool: a round trip is the transaction, figures per_tx
+assert row["server"]["transactions"] >= 440, row["server"]
+assert row["client"]["syscalls_per_tx"] > 0 and "cpu_threads" in row["server"], row["client"]
 assert d["interrupted"] is False
 EOF
 fi

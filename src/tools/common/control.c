@@ -507,7 +507,8 @@ int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct c
 				 strerror(-ret));
 			return ret;
 		}
-		if (reply->seq != req->seq)
+		/* seq 0: the server refuses the session as a whole (busy, at its limit) */
+		if (reply->seq != req->seq && !(reply->type == CTL_ERROR && reply->seq == 0))
 			continue; /* an answer to an earlier request we stopped waiting for */
 		if (reply->type == CTL_ERROR) {
 			uint64_t e = EPROTO;

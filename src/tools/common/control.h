@@ -13,7 +13,8 @@
  * NUL, a record is itself a sequence of fields (one level deep). A decoder checks
  * the header, the framing of every field, and each known tag's length and kind;
  * unknown tags are skipped, so a newer peer may add fields; a reply carries its
- * request's seq. Decoding never reads past the bytes given (fuzz/fuzz_control.c).
+ * request's seq, a CTL_ERROR with seq 0 refuses the whole session (busy, at its
+ * limit, not what the server speaks) whatever was asked. Decoding never reads past the bytes given (fuzz/fuzz_control.c).
  *
  * A session: connect (bounded), then request and reply, each wait bounded and cut
  * short by a signal; a request the peer cannot do is answered with CTL_ERROR

@@ -158,6 +158,26 @@ void ev_add_kstats(struct evidence *ev, const struct bp_kstats *a, const struct 
 	ev->net_rx += sub0(b->net_rx, a->net_rx);
 }
 
+/* same_role - two threads that do the same job in different runs: the same name, an io_uring
+ * helper's tid suffix aside ("iou-sqp-1234" and "iou-sqp-1300"). */
+static bool same_role(const char *a, const char *b)
+{
+	if (!strncmp(a, "iou-", 4) && !strncmp(b, "iou-", 4))
+		return !strncmp(a, b, 8);
+	return !strcmp(a, b);
+}
+
+/* name_role - x's thread named in acc, merged with one of the same role. */
+static void name_role(struct evidence *acc, const struct ev_thread *x)
+{
+	for (uint32_t i = 0; i < acc->nthr; i++)
+		if (same_role(acc->thr[i].comm, x->comm)) {
+			acc->thr[i].cpu_us += x->cpu_us;
+			return;
+		}
+	name_thread(acc, x->tid, x->comm, x->cpu_us);
+}
+
 void ev_add(struct evidence *acc, const struct evidence *x)
 {
 	acc->valid |= x->valid;
@@ -182,7 +202,7 @@ void ev_add(struct evidence *acc, const struct evidence *x)
 	for (uint32_t i = 0; i < x->n_napi_ids; i++)
 		ev_add_napi(acc, x->napi_ids[i]);
 	for (uint32_t i = 0; i < x->nthr; i++)
-		name_thread(acc, x->thr[i].tid, x->thr[i].comm, x->thr[i].cpu_us);
+		name_role(acc, &x->thr[i]);
 }
 
 void ev_name_thread(const char *prefix, int i)

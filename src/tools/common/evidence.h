@@ -88,7 +88,10 @@ void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s);
  * by name. Does not touch transactions, interval, kernel counters or NAPI ids.
  */
 void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct ev_snap *b);
-/* ev_add - acc += x (a side of many parts: runs, threads); NAPI ids merged, threads named. */
+/*
+ * ev_add - acc += x (a side of many parts: runs, threads); NAPI ids merged;
+ * threads named once per role (the same name; io_uring helpers by kind).
+ */
 void ev_add(struct evidence *acc, const struct evidence *x);
 /* ev_add_napi - add NAPI id id (0 ignored) to ev's set, if there is room. */
 void ev_add_napi(struct evidence *ev, uint32_t id);

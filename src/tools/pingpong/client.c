@@ -62,7 +62,7 @@ struct crun {
 	struct pp_bd_acc *bdacc;
 	struct bp_hist *hist;
 	uint64_t total, lost;
-	struct bp_loop_snapshot start, end;
+	struct ev_snap start, end;
 	bool started;
 	bool interrupted;
 	atomic_uint_fast64_t progress; /* round trips done: the main thread's watchdog reads it */
@@ -114,7 +114,7 @@ static void run_finish(struct crun *r)
 	if (r->phase == PH_DONE)
 		return;
 	if (r->started)
-		bp_loop_snapshot_take(r->loop, &r->end);
+		ev_snap_take(r->loop, &r->end);
 	if (r->bd)
 		bd_flush(r);
 	if (r->conn)
@@ -309,7 +309,7 @@ static void crun_connect(struct bp_conn *c)
 		run_fail(r, ret, "timestamps: %s", bp_last_error());
 		return;
 	}
-	bp_loop_snapshot_take(r->loop, &r->start);
+	ev_snap_take(r->loop, &r->start);
 	r->started = true;
 	r->phase = r->warm_left ? PH_WARMUP : PH_MEASURE;
 	r->progress_ns = bp_now_ns();
@@ -376,6 +376,7 @@ static int crun_setup(struct bp_loop *loop, void *arg)
 
 	r->loop = loop;
 	r->progress_ns = bp_now_ns();
+	ev_name_thread("pp-client", 0);
 	ret = bp_conn_connect(loop, (const struct sockaddr *)&r->t->addr, r->t->addrlen,
 			      r->o->tcp ? SOCK_STREAM : SOCK_DGRAM, &crun_ops, r, &r->conn);
 	return ret;
@@ -393,26 +394,21 @@ static void crun_stop_now(struct bp_loop *loop, void *arg)
 
 /* ---- the run, from the calling thread ---- */
 
-static void side_fill(struct pp_side *c, const struct crun *r, const struct bp_kstats *k0,
-		      const struct bp_kstats *k1)
+/* side_fill - the client's evidence over the run (warm-up included), in mode. */
+static void side_fill(struct evidence *c, const struct crun *r, const struct bp_mode *mode,
+		      const struct bp_kstats *k0, const struct bp_kstats *k1)
 {
-	const struct bp_loop_snapshot *a = &r->start, *b = &r->end;
-
 	memset(c, 0, sizeof(*c));
 	if (!r->started)
 		return;
 	c->valid = true;
-	c->round_trips = r->total;
-	c->syscalls = b->ctr.syscalls - a->ctr.syscalls;
-	c->empty_polls = b->ctr.empty_polls - a->ctr.empty_polls;
-	c->waits = b->ctr.waits - a->ctr.waits;
-	c->wakeups = b->ctr.wakeups - a->ctr.wakeups;
-	c->utime_us = b->utime_us - a->utime_us;
-	c->stime_us = b->stime_us - a->stime_us;
-	c->nvcsw = b->nvcsw - a->nvcsw;
-	c->nivcsw = b->nivcsw - a->nivcsw;
-	c->busy_poll_rx = k1->busy_poll_rx - k0->busy_poll_rx;
-	c->net_rx = k1->net_rx - k0->net_rx;
+	bp_mode_format(mode, c->mode, sizeof(c->mode));
+	c->threads = 1;
+	c->transactions = r->total;
+	c->interval_ns = r->end.loop.ns - r->start.loop.ns;
+	ev_add_interval(c, &r->start, &r->end);
+	ev_add_kstats(c, k0, k1);
+	ev_add_napi(c, r->napi_id);
 }
 
 int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const struct bp_mode *mode,
@@ -481,7 +477,7 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 	}
 	bp_loop_thread_join(lt, NULL, NULL);
 	bp_kstats_read(&k1);
-	side_fill(&run->client, r, &k0, &k1);
+	side_fill(&run->client, r, mode, &k0, &k1);
 	run->total = r->total;
 	run->lost = r->lost;
 	run->napi_id = r->napi_id;

@@ -11,8 +11,9 @@
  *        cannot disagree). Breakdown columns are filled on "avg" lines only: the
  *        components are pooled over a row's runs.
  *
- * Units: microseconds for times (fields end in _us), per round trip for counters
- * (_per_rt), nanoseconds for the calibration (_ns). A figure that does not exist
+ * Units: microseconds for times (fields end in _us), per transaction for counters
+ * (_per_tx: a round trip is pingpong's transaction; tools/common/evidence.h),
+ * nanoseconds for the calibration (_ns). A figure that does not exist
  * (no samples, no server answer) is null in json, empty in csv, "-" in the table.
  */
 #include <inttypes.h>
@@ -29,22 +30,10 @@ static const char *proto_name(const struct pp_opts *o)
 
 /* ---- json and csv ---- */
 
-static void emit_side(struct emit *e, const char *key, const struct pp_side *s)
+/* emit_side - a side's evidence per round trip: the shared fields (_per_tx, a round trip is a transaction). */
+static void emit_side(struct emit *e, const char *key, const struct evidence *s)
 {
-	em_begin(e, key, false);
-	em_u64(e, "round_trips", s->round_trips);
-	em_double(e, "syscalls_per_rt", pp_per_rt(s->syscalls, s));
-	em_double(e, "empty_polls_per_rt", pp_per_rt(s->empty_polls, s));
-	em_double(e, "wakeups_per_rt", pp_per_rt(s->wakeups, s));
-	em_double(e, "cpu_us_per_rt", pp_per_rt(s->utime_us + s->stime_us, s));
-	em_double(e, "context_switches_per_rt", pp_per_rt(s->nvcsw + s->nivcsw, s));
-	em_double(e, "busy_poll_rx_per_rt", pp_per_rt(s->busy_poll_rx, s));
-	em_double(e, "net_rx_per_rt", pp_per_rt(s->net_rx, s));
-	if (s->valid)
-		em_u64(e, "busy_poll_rx", s->busy_poll_rx);
-	else
-		em_null(e, "busy_poll_rx");
-	em_end(e);
+	ev_emit(e, key, s, s->transactions, "tx", !s->valid);
 }
 
 static void emit_hist_us(struct emit *e, const char *key, const struct bp_hist *h)
@@ -233,19 +222,6 @@ static const char *num(char *buf, size_t len, double v, int dec)
 	return buf;
 }
 
-/* per_rt_text - 2 decimals; a small non-zero value gets 2 significant digits (as rr). */
-static const char *per_rt_text(char *buf, size_t len, double v)
-{
-	int dec = 2;
-
-	if (!isfinite(v))
-		return num(buf, len, v, 0);
-	if (v > 0 && v < 0.005)
-		dec = 1 - (int)floor(log10(v));
-	snprintf(buf, len, "%.*f", dec < 12 ? dec : 12, v);
-	return buf;
-}
-
 /*
  * clean - a mode text for a fixed-width column: printable ASCII only (the server's
  * text comes off the wire and could hold escape sequences), "-" when empty.
@@ -355,14 +331,14 @@ static void print_counters(FILE *out, const struct pp_result *res)
 					      "context switches", "BusyPollRxPackets", "NET_RX softirqs" };
 	char c[32], s[32];
 
-	fputs("\nper round trip (client / server)", out);
+	fputs("\nper round trip, a transaction (client / server)", out);
 	for (int i = 0; i < res->nrows; i++)
 		fprintf(out, " %23s", res->nrows > 1 ? res->rows[i].label : "");
 	fputc('\n', out);
 	for (size_t l = 0; l < sizeof(labels) / sizeof(labels[0]); l++) {
 		fprintf(out, SIDES_ROW "    ", labels[l]);
 		for (int i = 0; i < res->nrows; i++) {
-			const struct pp_side *cs = &res->rows[i].client, *ss = &res->rows[i].server;
+			const struct evidence *cs = &res->rows[i].client, *ss = &res->rows[i].server;
 			uint64_t cv = 0, sv = 0;
 			char cell[64];
 
@@ -375,8 +351,8 @@ static void print_counters(FILE *out, const struct pp_result *res)
 			case 5: cv = cs->busy_poll_rx; sv = ss->busy_poll_rx; break;
 			default: cv = cs->net_rx; sv = ss->net_rx; break;
 			}
-			snprintf(cell, sizeof(cell), "%s / %s", per_rt_text(c, sizeof(c), pp_per_rt(cv, cs)),
-				 per_rt_text(s, sizeof(s), pp_per_rt(sv, ss)));
+			snprintf(cell, sizeof(cell), "%s / %s", ev_per_text(c, sizeof(c), pp_per_tx(cv, cs)),
+				 ev_per_text(s, sizeof(s), pp_per_tx(sv, ss)));
 			fprintf(out, " %23s", cell);
 		}
 		fputc('\n', out);
@@ -391,15 +367,15 @@ static void print_counters(FILE *out, const struct pp_result *res)
 static void print_spin_cost(FILE *out, const struct pp_row *row, int side, const struct pp_calib *cal,
 			    bool label)
 {
-	const struct pp_side *s = side ? &row->server : &row->client;
+	const struct evidence *s = side ? &row->server : &row->client;
 	const char *mode = side ? row->server_mode : row->client_mode;
-	double looks = pp_per_rt(s->empty_polls, s);
+	double looks = pp_per_tx(s->empty_polls, s);
 	double cost = !strncmp(mode, "uring", 5) ? cal->uring_enter_ns : cal->epoll_wait0_ns;
 
 	if (!isfinite(looks) || looks < 1)
 		return;
 	/* A plain io_uring ring looks at its completion queue without a syscall. */
-	if (pp_per_rt(s->syscalls, s) < looks) {
+	if (pp_per_tx(s->syscalls, s) < looks) {
 		fprintf(out, "  %s%s%s polled from userspace: %.1f empty polls per round trip, most without a syscall\n",
 			label ? row->label : "", label ? ": " : "", side ? "server" : "client", looks);
 		return;

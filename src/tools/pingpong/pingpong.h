@@ -31,6 +31,8 @@
 
 #include <busypoll/busypoll.h>
 #include "tools/common/common_opts.h"
+#include "tools/common/control.h"
+#include "tools/common/evidence.h"
 #include "tools/common/net_opts.h"
 #include "tools/pingpong/proto.h"
 
@@ -86,21 +88,14 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 
 /* ---- runs and averages (runs.c) ---- */
 
-/* One side's counters over a run (warm-up included: the same work, no gap to measure it). */
-struct pp_side {
-	bool valid;
-	uint64_t round_trips;     /* what the counters cover */
-	uint64_t syscalls, empty_polls, waits, wakeups;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	uint64_t busy_poll_rx, net_rx;
-};
-
 struct pp_run {
 	uint64_t n;               /* measured round trips */
 	uint64_t total;           /* every round trip of the run (warm-up and tail too) */
 	uint64_t lost;            /* UDP requests resent after no reply */
 	double min_us, mean_us, p50_us, p99_us, p999_us, max_us;
-	struct pp_side client, server;
+	/* each side over the run (warm-up included: the same work, no gap to measure it);
+	 * transactions: the round trips the counters cover */
+	struct evidence client, server;
 	uint32_t napi_id;         /* of the client's socket, 0 = none */
 	bool interrupted;
 };
@@ -118,10 +113,8 @@ struct pp_agg {
 void pp_run_figures(const struct bp_hist *h, struct pp_run *r);
 /* pp_runs_aggregate - average runs[0..n) (runs without samples are skipped). */
 void pp_runs_aggregate(const struct pp_run *runs, int n, struct pp_agg *a);
-/* pp_side_add - acc += x, field by field (valid if either is). */
-void pp_side_add(struct pp_side *acc, const struct pp_side *x);
-/* pp_per_rt - value per round trip of a side, NaN when it covers none. */
-double pp_per_rt(uint64_t value, const struct pp_side *s);
+/* pp_per_tx - value per round trip (transaction) of a side, NaN when it covers none or is not valid. */
+double pp_per_tx(uint64_t value, const struct evidence *s);
 
 /* ---- breakdown (breakdown.c) ---- */
 
@@ -226,23 +219,27 @@ void pp_server_stop(struct pp_server *s);
 
 /* ---- client ---- */
 
-/* A control session to the server (ctl.c). */
-struct pp_ctl {
-	int fd;
-	uint64_t seq;
-	char addr_text[128];
-	int timeout_ms;
+/* The server as its control session's HELLO_OK describes it (ctl.c). */
+struct pp_server_info {
+	char mode[PP_MODE_LEN];   /* its own mode, canonical */
+	int cpu;                  /* -1: not pinned */
+	uint32_t delay_us;        /* --server-delay-us */
 };
-/* pp_ctl_open - connect and HELLO; *info gets the reply. 0 or -errno (message in err). */
-int pp_ctl_open(struct pp_ctl *ctl, const struct sockaddr *addr, socklen_t addrlen,
-		int timeout_ms, struct bp_pp_ctl *info, char *err, size_t errlen);
+
 /*
- * pp_ctl_call - one command and its reply. The server's refusal (status != 0) is
- * -status with its text in err. Transport failures are -errno with a message.
+ * The client's end of the control session (tools/common/control.h), blocking,
+ * between runs only. Each returns 0, or -errno with one line in err: the server's
+ * refusal (a mode it cannot run: -EINVAL/-EPERM/-EOPNOTSUPP) or the transport's.
  */
-int pp_ctl_call(struct pp_ctl *ctl, struct bp_pp_ctl *cmd, struct bp_pp_ctl *reply, char *err,
-		size_t errlen);
-void pp_ctl_close(struct pp_ctl *ctl);
+/* pp_ctl_open - connect and HELLO; *info from the reply. */
+int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
+		struct pp_server_info *info, char *err, size_t errlen);
+/* pp_ctl_set_mode - run the server's data loop in mode ("" = its own), timestamps on or off; now: the mode it runs. */
+int pp_ctl_set_mode(struct ctl_session *ctl, const char *mode, bool timestamps, char now[PP_MODE_LEN], char *err,
+		    size_t errlen);
+/* pp_ctl_start / pp_ctl_stop - around a run: the server's evidence over it and its socket's NAPI id. */
+int pp_ctl_start(struct ctl_session *ctl, char *err, size_t errlen);
+int pp_ctl_stop(struct ctl_session *ctl, struct evidence *server, uint32_t *napi_id, char *err, size_t errlen);
 
 /* Where the client sends, resolved once. */
 struct pp_target {
@@ -273,7 +270,7 @@ struct pp_row {
 	struct pp_agg agg;
 	struct bp_hist *all;      /* every measured sample of every run */
 	struct pp_bd_acc *bd;     /* NULL without --breakdown */
-	struct pp_side client, server; /* summed over the runs */
+	struct evidence client, server; /* summed over the runs */
 	uint32_t server_napi_id;
 };
 

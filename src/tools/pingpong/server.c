@@ -413,6 +413,7 @@ static int data_setup(struct bp_loop *loop, void *arg)
 
 	d->loop = loop;
 	bp_loop_set_data(loop, d);
+	ev_name_thread("pp-server", 0);
 	return udp_adopt(d);
 }
 
@@ -462,21 +463,11 @@ static void snap_on_thread(struct bp_loop *loop, void *arg)
 {
 	struct pp_snap *sn = arg;
 	struct pp_data *d = bp_loop_data(loop);
-	struct bp_loop_snapshot now;
 	uint64_t one = 1;
 
-	bp_loop_snapshot_take(loop, &now);
-	sn->ns = now.ns;
-	sn->side.valid = true;
-	sn->side.round_trips = d->requests;
-	sn->side.syscalls = now.ctr.syscalls;
-	sn->side.empty_polls = now.ctr.empty_polls;
-	sn->side.waits = now.ctr.waits;
-	sn->side.wakeups = now.ctr.wakeups;
-	sn->side.utime_us = now.utime_us;
-	sn->side.stime_us = now.stime_us;
-	sn->side.nvcsw = now.nvcsw;
-	sn->side.nivcsw = now.nivcsw;
+	ev_snap_take(loop, &sn->snap);
+	sn->ns = sn->snap.loop.ns;
+	sn->requests = d->requests;
 	sn->napi_id = d->udp.conn ? bp_conn_napi_id(d->udp.conn) : 0;
 	for (struct pp_dsock *ds = d->tcp; ds && !sn->napi_id; ds = ds->next)
 		sn->napi_id = bp_conn_napi_id(ds->conn);
