@@ -67,7 +67,7 @@ struct perf_job {
 	struct perf_dir rd, wr;  /* measured */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
-	struct bp_loop_snapshot start, end;
+	struct ev_snap start, end;
 	bool measured_any;
 	struct bp_timer t_measure, t_end, t_poll;
 	uint64_t measure_at_ns, end_at_ns;

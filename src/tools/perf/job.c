@@ -407,7 +407,7 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 
 	if (j->phase != PJ_RAMP)
 		return;
-	bp_loop_snapshot_take(j->loop, &j->start);
+	ev_snap_take(j->loop, &j->start);
 	j->measured_any = true;
 	j->phase = PJ_MEASURE;
 }
@@ -416,9 +416,9 @@ static void phase_measure(struct bp_loop *loop, void *arg)
 static void phase_end(struct perf_job *j)
 {
 	if (j->phase == PJ_MEASURE) {
-		bp_loop_snapshot_take(j->loop, &j->end);
+		ev_snap_take(j->loop, &j->end);
 	} else if (j->phase == PJ_RAMP) {
-		bp_loop_snapshot_take(j->loop, &j->start);
+		ev_snap_take(j->loop, &j->start);
 		j->end = j->start;
 	} else if (j->phase != PJ_PREFILL && j->phase != PJ_READBACK && j->phase != PJ_READY) {
 		return;
@@ -546,6 +546,7 @@ int perf_job_setup(struct bp_loop *loop, void *arg)
 
 	j->loop = loop;
 	j->phase = PJ_SETUP;
+	ev_name_thread("perf-job", j->idx);
 	ret = bp_nvmeh_ctrl_io_queue(ctx->ctrl, loop, (uint16_t)(j->idx + 1), &j->q);
 	if (ret) {
 		char s[96];

@@ -112,14 +112,8 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	emit_dir(e, "read", r, &r->rd);
 	emit_dir(e, "write", r, &r->wr);
 
-	em_begin(e, "initiator", false);
-	em_u64(e, "utime_us", r->utime_us);
-	em_u64(e, "stime_us", r->stime_us);
-	em_double(e, "cpu_us_per_io", perf_cpu_us_per_io(r));
-	em_double(e, "context_switches_per_io", per_io(r->nvcsw + r->nivcsw, ios));
-	em_double(e, "syscalls_per_io", per_io(r->syscalls, ios));
-	em_double(e, "wakeups_per_io", per_io(r->wakeups, ios));
-	em_end(e);
+	/* the shared evidence, per I/O: perf's unit (tools/common/evidence.h) */
+	ev_emit(e, "initiator", &r->initiator, ios, "io", false);
 
 	em_begin(e, "target_counters", !t->valid);
 	em_u64(e, "pid", (uint64_t)t->pid);
@@ -153,7 +147,7 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 		em_int(e, "cpu", j->cpu);
 		em_u64(e, "ios", j->ios);
 		em_double(e, "iops", j->iops);
-		em_double(e, "cpu_us_per_io", per_io(j->utime_us + j->stime_us, j->ios));
+		em_double(e, "cpu_us_per_io", per_io(j->cpu_us, j->ios));
 		em_end(e);
 	}
 	em_array_end(e);
@@ -269,8 +263,8 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (r->rd.ios && r->wr.ios)
 		print_dir(out, "total", r, &all, &r->all);
 	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO\n",
-		perf_cpu_us_per_io(r), per_io(r->utime_us, ios), per_io(r->stime_us, ios),
-		per_io(r->nvcsw + r->nivcsw, ios), per_io(r->syscalls, ios));
+		perf_cpu_us_per_io(r), per_io(r->initiator.utime_us, ios), per_io(r->initiator.stime_us, ios),
+		per_io(r->initiator.nvcsw + r->initiator.nivcsw, ios), per_io(r->initiator.syscalls, ios));
 	if (t->valid)
 		fprintf(out, "  target (ours)  CPU %.2f us/IO, %.2f poll passes/IO, %" PRIu64 " idle exits, %" PRIu64
 			" R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",

@@ -28,6 +28,7 @@
 #include <busypoll/busypoll.h>
 
 #include "tools/common/common_opts.h"
+#include "tools/common/evidence.h"
 
 #define PERF_MAX_JOBS 64
 #define PERF_MAX_CONFIGS 16
@@ -148,9 +149,9 @@ struct perf_spawn;
 /*
  * perf_spawn_start - run `busypoll target` (our own binary, /proc/self/exe) with
  * o->spawn_args, then config's, then --listen/--nqn from o unless given, as a
- * child process; wait until it says it listens (10 s). Its counters come on its
- * stdout (a pipe), its log lines go to a file shown if it fails. Returns 0, or
- * -errno with one line in err (it exited: its own message).
+ * child process with a control session (a socketpair, --control-fd); wait until
+ * its HELLO_OK says it listens (10 s). Its log lines go to a file shown if it
+ * fails. Returns 0, or -errno with one line in err (it exited: its own message).
  */
 int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **sp, char *err,
 		     size_t errlen);
@@ -158,18 +159,20 @@ pid_t perf_spawn_pid(const struct perf_spawn *sp);
 /* perf_spawn_alive - the child still runs. */
 bool perf_spawn_alive(struct perf_spawn *sp);
 /*
- * perf_spawn_sample - SIGUSR1 the target and sum its counters over the queues
- * whose peer is one of peers (our I/O queues' local addresses); cpu from
- * /proc/PID/stat. Returns 0 or -errno (no answer in 3 s).
+ * perf_spawn_sample - the target's evidence now (a SAMPLE over its control
+ * session): its whole process's CPU, and its counters summed over the queues
+ * whose peer is one of peers (our I/O queues' local addresses). Returns 0 or
+ * -errno (no answer in 3 s, gone, garbage).
  */
 int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, struct perf_target_stats *st);
 /* perf_spawn_stop - SIGTERM, 5 s, SIGKILL; reap; free. */
 void perf_spawn_stop(struct perf_spawn *sp);
+struct ctl_msg;
 /*
- * perf_target_parse_line - add one line of the target's counter table to *st if
- * its peer is in peers. Returns 1 if added, 0 if not ours or not a queue line.
+ * perf_target_add_queues - add the queue records (CTL_T_Q) of a target's EVIDENCE
+ * whose peer is in peers to *st. Returns how many were added.
  */
-int perf_target_parse_line(const char *line, char peers[][64], size_t npeers, struct perf_target_stats *st);
+int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npeers, struct perf_target_stats *st);
 
 /* ---- a run ---- */
 
@@ -183,7 +186,7 @@ struct perf_dir {
 struct perf_job_result {
 	uint64_t ios;
 	double iops;
-	uint64_t utime_us, stime_us;
+	uint64_t cpu_us;          /* its loop thread and that thread's io_uring helpers */
 	int cpu;                  /* pinned CPU, -1 none */
 };
 
@@ -203,8 +206,7 @@ struct perf_result {
 	double seconds;
 	struct perf_dir rd, wr;
 	struct bp_hist all;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	uint64_t syscalls, wakeups;
+	struct evidence initiator; /* every job over the measured interval (tools/common/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
 	struct perf_target_stats target;
 	/* verify */

@@ -51,7 +51,7 @@ double perf_cpu_us_per_io(const struct perf_result *r)
 {
 	uint64_t n = perf_total_ios(r);
 
-	return n ? (double)(r->utime_us + r->stime_us) / (double)n : 0;
+	return n ? (double)ev_cpu_us(&r->initiator) / (double)n : 0;
 }
 
 /* ---- connecting, with the failures said the way a user can act on them ---- */
@@ -275,9 +275,13 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 {
 	uint64_t first = UINT64_MAX, last = 0;
 
+	res->initiator.valid = true;
+	memcpy(res->initiator.mode, ctx->o->mode_text, sizeof(res->initiator.mode));
+	res->initiator.threads = (uint32_t)ctx->n;
 	for (int i = 0; i < ctx->n; i++) {
 		struct perf_job *j = ctx->jobs[i];
 		struct perf_job_result *jr = &res->jobs[i];
+		struct evidence one = { 0 };
 
 		if (!j)
 			continue;
@@ -291,24 +295,23 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 		res->wr.bytes += j->wr.bytes;
 		bp_hist_merge(&res->rd.hist, &j->rd.hist);
 		bp_hist_merge(&res->wr.hist, &j->wr.hist);
-		if (j->start.ns < first)
-			first = j->start.ns;
-		if (j->end.ns > last)
-			last = j->end.ns;
+		if (j->start.loop.ns < first)
+			first = j->start.loop.ns;
+		if (j->end.loop.ns > last)
+			last = j->end.loop.ns;
 		jr->ios = j->rd.ios + j->wr.ios;
-		jr->iops = j->end.ns > j->start.ns ? (double)jr->ios * 1e9 / (double)(j->end.ns - j->start.ns) : 0;
-		jr->utime_us = j->end.utime_us - j->start.utime_us;
-		jr->stime_us = j->end.stime_us - j->start.stime_us;
-		res->utime_us += jr->utime_us;
-		res->stime_us += jr->stime_us;
-		res->nvcsw += j->end.nvcsw - j->start.nvcsw;
-		res->nivcsw += j->end.nivcsw - j->start.nivcsw;
-		res->syscalls += j->end.ctr.syscalls - j->start.ctr.syscalls;
-		res->wakeups += j->end.ctr.wakeups - j->start.ctr.wakeups;
+		jr->iops = j->end.loop.ns > j->start.loop.ns
+				   ? (double)jr->ios * 1e9 / (double)(j->end.loop.ns - j->start.loop.ns)
+				   : 0;
+		ev_add_interval(&one, &j->start, &j->end);
+		jr->cpu_us = ev_cpu_us(&one);
+		ev_add_interval(&res->initiator, &j->start, &j->end);
 	}
 	bp_hist_merge(&res->all, &res->rd.hist);
 	bp_hist_merge(&res->all, &res->wr.hist);
 	res->seconds = last > first ? (double)(last - first) / 1e9 : 0;
+	res->initiator.interval_ns = last > first ? last - first : 0;
+	res->initiator.transactions = res->rd.ios + res->wr.ios;
 }
 
 static void result_init(struct perf_result *res, const struct perf_opts *o, int numjobs)
@@ -333,6 +336,7 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 {
 	struct perf_ctx *ctx = calloc(1, sizeof(*ctx));
 	struct perf_target_stats t0 = { 0 }, t1 = { 0 };
+	struct bp_kstats k0 = { 0 }, k1 = { 0 };
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	struct bp_loop *loop = NULL;
@@ -453,20 +457,24 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			res->interrupted = true;
 			stop_jobs(ctx, started);
 		}
-		/* Wake at the interval's edges too, so the target's counters are sampled on them. */
+		/* Wake at the interval's edges too: the kernel's (and the target's) counters are read on them. */
 		now = bp_now_ns();
-		if (sp && !sampled_start && now >= measure_at) {
-			sample_target(ctx, sp, &t0);
+		if (!sampled_start && now >= measure_at) {
+			bp_kstats_read(&k0);
+			if (sp)
+				sample_target(ctx, sp, &t0);
 			sampled_start = true;
 		}
-		if (sp && sampled_start && !sampled_end && (now >= end_at || stopping)) {
-			sample_target(ctx, sp, &t1);
+		if (sampled_start && !sampled_end && (now >= end_at || stopping)) {
+			bp_kstats_read(&k1);
+			if (sp)
+				sample_target(ctx, sp, &t1);
 			sampled_end = true;
 		}
 		wait_us = SETTLE_US;
-		if (sp && !sampled_start && measure_at > now && (measure_at - now) / 1000 < (uint64_t)wait_us)
+		if (!sampled_start && measure_at > now && (measure_at - now) / 1000 < (uint64_t)wait_us)
 			wait_us = (int64_t)((measure_at - now) / 1000);
-		else if (sp && !sampled_end && end_at > now && (end_at - now) / 1000 < (uint64_t)wait_us)
+		else if (!sampled_end && end_at > now && (end_at - now) / 1000 < (uint64_t)wait_us)
 			wait_us = (int64_t)((end_at - now) / 1000);
 		if (bp_loop_run_once(loop, wait_us) < 0) {
 			snprintf(err, errlen, "the admin queue's loop: %s", bp_last_error());
@@ -519,8 +527,12 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 		}
 	}
 	/* The jobs can be done (their drain is short) before this loop came round to it. */
-	if (sp && sampled_start && !sampled_end && !ret && !atomic_load(&ctx->failed))
-		sample_target(ctx, sp, &t1);
+	if (sampled_start && !sampled_end && !ret && !atomic_load(&ctx->failed)) {
+		bp_kstats_read(&k1);
+		if (sp)
+			sample_target(ctx, sp, &t1);
+		sampled_end = true;
+	}
 	if (!ret && atomic_load(&ctx->failed)) {
 		ret = first_job_error(ctx, err, errlen);
 		healthy = false;
@@ -532,8 +544,11 @@ out_jobs:
 		bp_loop_thread_join(ctx->jobs[i]->lt, perf_job_teardown, ctx->jobs[i]);
 	if (!ret)
 		ret = first_job_error(ctx, err, errlen);
-	if (!ret || res->interrupted)
+	if (!ret || res->interrupted) {
 		fill_result(ctx, res);
+		if (sampled_end)
+			ev_add_kstats(&res->initiator, &k0, &k1);
+	}
 	for (int i = 0; i < numjobs; i++)
 		perf_job_free(ctx->jobs[i]);
 out:

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll target: run the NVMe/TCP target until SIGINT/SIGTERM; per-queue
- * counters on stdout on SIGUSR1 and at exit. Signals are taken synchronously by
- * the main thread (sigwaitinfo) so printing never happens inside a handler and
- * the loop threads are never interrupted by them.
+ * busypoll target: run the NVMe/TCP target until SIGINT/SIGTERM/SIGHUP; per-queue
+ * counters on stdout on SIGUSR1 and at exit, and a control session when our
+ * parent gave us one (--control-fd). Signals are blocked in every thread and read
+ * by the main thread from a signalfd, so printing never happens inside a handler
+ * and the loop threads are never interrupted by them.
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +49,53 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 	fflush(stderr);
 }
 
+/*
+ * serve - until SIGINT, SIGTERM or SIGHUP (or the control peer going away):
+ * counters on SIGUSR1, and the control session's messages as they come. The
+ * signals arrive on a signalfd, so nothing is printed inside a handler.
+ */
+static void serve(struct bp_nvmet *t, const struct target_opts *o, const sigset_t *set)
+{
+	struct target_ctl *ctl = NULL;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (o->control_fd >= 0 && (ctl = calloc(1, sizeof(*ctl))) != NULL)
+		ctl->fd = o->control_fd;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl ? ctl->fd : -1, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (sfd < 0) {
+			/* no signalfd: take the signals synchronously, as before */
+			siginfo_t info;
+			int sig = sigwaitinfo(set, &info);
+
+			if (sig == SIGUSR1)
+				bp_nvmet_print_stats(t, stdout);
+			else if (sig > 0)
+				break;
+			continue;
+		}
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents && target_control(t, o, ctl)) {
+			bp_tool_error("target", "the control session ended; stopping");
+			break;
+		}
+		if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGUSR1)
+			bp_nvmet_print_stats(t, stdout);
+		else
+			break;
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (ctl)
+		close(ctl->fd);
+	free(ctl);
+}
+
 int cmd_target(int argc, char **argv)
 {
 	struct target_opts o;
@@ -76,17 +128,7 @@ int cmd_target(int argc, char **argv)
 			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
 	describe(&o, t);
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
-
-		if (sig == SIGUSR1) {
-			bp_nvmet_print_stats(t, stdout);
-			continue;
-		}
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
-			break;
-	}
+	serve(t, &o, &set);
 	bp_nvmet_print_stats(t, stdout);
 	bp_nvmet_stop(t);
 	return BP_EXIT_OK;

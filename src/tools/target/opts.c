@@ -165,6 +165,8 @@ static const struct opt_spec target_specs[] = {
 	  .parse = parse_bytes, .arg = "SIZE", .help = "in-capsule write bytes on I/O queues, 4K..64K (default 8K)" },
 	{ .name = "log-level", .kind = OPT_CUSTOM, .parse = parse_log, .arg = "LEVEL",
 	  .help = "error, warn, info (default) or debug" },
+	/* how busypoll perf --spawn-target talks to the target it starts (tools/common/control.h) */
+	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
 };
 
 static int target_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
@@ -200,6 +202,7 @@ int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, s
 	const struct opt_layer layers[] = { { &target_table, o } };
 
 	memset(o, 0, sizeof(*o));
+	o->control_fd = -1;
 	bp_nvmet_cfg_defaults(&o->cfg);
 	snprintf(o->listen_text, sizeof(o->listen_text), "127.0.0.1:%d", BP_NVMET_DEFAULT_PORT);
 	bp_mode_format(&o->cfg.mode, o->mode_text, sizeof(o->mode_text));
