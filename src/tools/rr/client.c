@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll rr client: F flows over T loop threads, one outstanding request per
- * flow. Phases per thread: connect (hello/ack) -> warm-up -> measure -> drain.
- * Each thread keeps its own histogram and counters and moves between phases on
- * its own timers, so the hot path shares nothing with other threads; the main
- * thread only drives the control connection and prints progress.
+ * flow. Each thread is a worker of the shared run driver (tools/common/run.h):
+ * connect (hello/ack) -> ready -> warm-up -> measure -> drain; it keeps its own
+ * histogram and counters and moves between phases on its own timers, so the hot
+ * path shares nothing with other threads. The main thread drives the run: the
+ * control session's START and STOP on the interval's edges, progress lines.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,17 +25,17 @@
 
 #include "base/bytes.h"
 #include "tools/common/control.h"
+#include "tools/common/run.h"
 #include "tools/rr/rr.h"
 #include "tools/common/options.h"
 
 #define CONTROL_TIMEOUT_MS 5000
 #define READY_TIMEOUT_NS (15ull * 1000000000ull)
-#define DRAIN_TIMEOUT_NS (5ull * 1000000000ull)
+#define STALL_NS (5ull * 1000000000ull)
 #define UDP_RESEND_NS (200ull * 1000000ull)
 #define UDP_SCAN_US 50000
 
 enum cflow_state { CF_CONNECTING, CF_HELLO, CF_IDLE, CF_BUSY, CF_DEAD };
-enum phase { PH_CONNECT, PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_DONE };
 
 struct rr_client;
 struct rr_cthread;
@@ -50,6 +51,7 @@ struct rr_cflow {
 
 
 struct rr_cthread {
+	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/common/run.h) */
 	struct rr_client *cl;
 	int idx;
 	struct bp_loop_thread *lt;
@@ -58,17 +60,11 @@ struct rr_cthread {
 	int nflows;
 	int acked;               /* flows past the hello */
 	int busy;                /* flows with a request outstanding */
-	enum phase phase;
 	struct bp_hist *hist;
 	atomic_uint_fast64_t measured; /* read by the main thread for progress */
 	uint64_t total;          /* every completed transaction, all phases */
 	uint64_t udp_lost;
-	struct ev_snap start, end;
-	bool measured_any;
-	struct bp_timer t_measure, t_end, t_udp;
-	uint64_t measure_at_ns, end_at_ns;
-	int err;
-	char errmsg[256];
+	struct bp_timer t_udp;
 };
 
 struct rr_client {
@@ -80,70 +76,36 @@ struct rr_client {
 	int n;
 	struct rr_cthread th[RR_MAX_THREADS];
 	uint8_t *request;
-	atomic_int ready;        /* threads whose flows all passed the hello */
-	atomic_int done;         /* threads that drained */
-	atomic_int failed;
 	atomic_int_fast64_t remaining; /* -n: transactions left to measure */
+	struct ctl_session ctl;  /* the run's control session */
+	struct bp_kstats k0, k1; /* this namespace's kernel counters on the interval's edges */
+	struct evidence *server; /* filled at the end edge */
+	int ctl_err;             /* START or STOP failed */
+	char ctl_msg[256];
+	uint64_t last_tx, last_ns; /* progress: measured by the last line, and when */
 };
 
 /* ---- per-thread phases ---- */
 
+/* thread_check_done - in the drain, the last answer is in: the worker is done. */
 static void thread_check_done(struct rr_cthread *t)
 {
-	if (t->phase == PH_DRAIN && t->busy == 0) {
-		t->phase = PH_DONE;
-		atomic_fetch_add(&t->cl->done, 1);
-	}
+	run_worker_drained(&t->w);
 }
-
-static void phase_end(struct rr_cthread *t)
-{
-	if (t->phase == PH_MEASURE) {
-		ev_snap_take(t->loop, &t->end);
-	} else if (t->phase == PH_WARMUP) {
-		/* Ended before measuring began (interrupted): an empty interval. */
-		ev_snap_take(t->loop, &t->start);
-		t->end = t->start;
-	} else if (t->phase != PH_CONNECT) {
-		return;
-	}
-	bp_timer_stop(t->loop, &t->t_measure);
-	bp_timer_stop(t->loop, &t->t_end);
-	t->phase = PH_DRAIN;
-	thread_check_done(t);
-}
-
-static void phase_measure(struct bp_loop *loop, void *arg)
-{
-	struct rr_cthread *t = arg;
-
-	if (t->phase != PH_WARMUP)
-		return;
-	ev_snap_take(t->loop, &t->start);
-	t->measured_any = true;
-	t->phase = PH_MEASURE;
-}
-
-static void on_end_timer(struct bp_loop *loop, void *arg)
-{
-	phase_end(arg);
-}
-
-/* ---- flows ---- */
 
 static void thread_fail(struct rr_cthread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void thread_fail(struct rr_cthread *t, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
-	if (!t->err) {
-		t->err = -EIO;
-		va_start(ap, fmt);
-		vsnprintf(t->errmsg, sizeof(t->errmsg), fmt, ap);
-		va_end(ap);
-	}
-	atomic_store(&t->cl->failed, 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	run_worker_fail(&t->w, -EIO, "%s", msg);
 }
+
+/* ---- flows ---- */
 
 static void flow_send_request(struct rr_cflow *f)
 {
@@ -160,9 +122,9 @@ static void flow_send_request(struct rr_cflow *f)
 /* May this thread start another transaction now? */
 static bool thread_may_send(struct rr_cthread *t)
 {
-	if (t->phase != PH_WARMUP && t->phase != PH_MEASURE)
+	if (!run_worker_active(&t->w))
 		return false;
-	if (t->cl->o->transactions && t->phase == PH_MEASURE &&
+	if (t->cl->o->transactions && t->w.phase == RUN_MEASURE &&
 	    atomic_load_explicit(&t->cl->remaining, memory_order_relaxed) <= 0)
 		return false;
 	return true;
@@ -175,8 +137,9 @@ static void flow_complete(struct rr_cflow *f)
 
 	t->busy--;
 	t->total++;
+	run_worker_add(&t->w, 1);
 	f->state = CF_IDLE;
-	if (t->phase == PH_MEASURE) {
+	if (t->w.phase == RUN_MEASURE) {
 		bool count = true, last = false;
 
 		/* -n: exactly n measured; answers still in flight after that only drain. */
@@ -193,7 +156,7 @@ static void flow_complete(struct rr_cflow *f)
 					      memory_order_relaxed);
 		}
 		if (last)
-			phase_end(t);
+			run_worker_end(&t->w);
 	}
 	if (thread_may_send(t))
 		flow_send_request(f);
@@ -204,7 +167,7 @@ static void flow_complete(struct rr_cflow *f)
 static void thread_flow_ready(struct rr_cthread *t)
 {
 	if (++t->acked == t->nflows)
-		atomic_fetch_add(&t->cl->ready, 1);
+		run_worker_ready(&t->w);
 }
 
 static size_t cflow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -327,7 +290,7 @@ static void udp_scan(struct bp_loop *loop, void *arg)
 			flow_send_request(f);
 		}
 	}
-	if (t->phase != PH_DONE)
+	if (t->w.phase != RUN_DONE && t->w.phase != RUN_FAILED)
 		bp_timer_start(loop, &t->t_udp, UDP_SCAN_US, udp_scan, t);
 }
 
@@ -339,6 +302,7 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 	struct rr_client *cl = t->cl;
 
 	t->loop = loop;
+	t->w.loop = loop;
 	bp_loop_set_data(loop, t);
 	ev_name_thread("rr-client", t->idx);
 	for (int i = 0; i < t->nflows; i++) {
@@ -357,36 +321,22 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 	return 0;
 }
 
-static void thread_go(struct bp_loop *loop, void *arg)
-{
-	struct rr_cthread *t = arg;
-	uint64_t now = bp_now_ns();
+/* ---- the run's hooks ---- */
 
-	t->phase = PH_WARMUP;
-	/*
-	 * A thread starved past the planned start (a loaded machine, spinning peers)
-	 * still measures its whole duration, from when it really starts: otherwise
-	 * its start and end timers fire back to back and it measures nothing.
-	 */
-	if (t->measure_at_ns < now) {
-		if (t->end_at_ns)
-			t->end_at_ns += now - t->measure_at_ns;
-		t->measure_at_ns = now;
-	}
-	if (t->measure_at_ns == now)
-		phase_measure(loop, t);
-	else
-		bp_timer_start(loop, &t->t_measure, (t->measure_at_ns - now) / 1000, phase_measure, t);
-	if (t->end_at_ns)
-		bp_timer_start(loop, &t->t_end, (t->end_at_ns - now) / 1000, on_end_timer, t);
+/* rr_start - the go (on the thread): every idle flow sends its first request. */
+static void rr_start(struct run_worker *w)
+{
+	struct rr_cthread *t = (struct rr_cthread *)w;
+
 	for (int i = 0; i < t->nflows; i++)
 		if (t->flows[i].state == CF_IDLE && thread_may_send(t))
 			flow_send_request(&t->flows[i]);
 }
 
-static void thread_stop_now(struct bp_loop *loop, void *arg)
+/* rr_idle - no request outstanding: the drain is over. */
+static bool rr_idle(struct run_worker *w)
 {
-	phase_end(arg);
+	return ((struct rr_cthread *)w)->busy == 0;
 }
 
 /* ---- control session (blocking, on the main thread) ---- */
@@ -472,31 +422,50 @@ static int check_fd_limit(const struct rr_opts *o, char *err, size_t errlen)
 
 /* ---- the run ---- */
 
-static void progress_line(struct rr_client *cl, uint64_t since_ns, uint64_t *last_tx, uint64_t *last_ns)
+/* rr_edge - the interval's edges: the kernel's counters, and the server's START / STOP. */
+static void rr_edge(struct run *r, bool end)
 {
+	struct rr_client *cl = r->tool;
+
+	if (!end) {
+		bp_kstats_read(&cl->k0);
+		cl->ctl_err = control_cmd(&cl->ctl, CTL_START, NULL, cl->ctl_msg, sizeof(cl->ctl_msg));
+		if (cl->ctl_err)
+			run_stop_all(r); /* no server side to compare with: end what runs */
+		return;
+	}
+	bp_kstats_read(&cl->k1);
+	if (!cl->ctl_err && control_cmd(&cl->ctl, CTL_STOP, cl->server, cl->ctl_msg, sizeof(cl->ctl_msg)))
+		memset(cl->server, 0, sizeof(*cl->server));
+}
+
+/* rr_progress - "busypoll rr: 2.0 s  1234 transactions  600 tx/s  p99 12.3 us" on stderr. */
+static void rr_progress(struct run *r, const char *when, uint64_t units, double seconds)
+{
+	struct rr_client *cl = r->tool;
 	static struct bp_hist snap;
 	uint64_t tx = 0, now = bp_now_ns();
 
+	if (cl->o->quiet || now < r->measure_at_ns)
+		return;
 	bp_hist_init(&snap);
 	for (int i = 0; i < cl->n; i++) {
 		tx += atomic_load_explicit(&cl->th[i].measured, memory_order_relaxed);
 		/* A racy copy is fine for a progress line; the final merge happens after join. */
 		bp_hist_merge(&snap, cl->th[i].hist);
 	}
+	/* the rate since the last line, or since the interval started: measured transactions only */
+	seconds = (double)(now - (cl->last_ns ? cl->last_ns : r->measure_at_ns)) / 1e9;
 	fprintf(stderr, "busypoll rr: %6.1f s  %10llu transactions  %10.0f tx/s  p99 %.1f us\n",
-		(double)(now - since_ns) / 1e9, (unsigned long long)tx,
-		now > *last_ns ? (double)(tx - *last_tx) * 1e9 / (double)(now - *last_ns) : 0.0,
-		(double)bp_hist_percentile(&snap, 99.0) / 1000.0);
-	*last_tx = tx;
-	*last_ns = now;
+		(double)(now - r->measure_at_ns) / 1e9, (unsigned long long)tx,
+		seconds > 0 ? (double)(tx - cl->last_tx) / seconds : 0.0, (double)bp_hist_percentile(&snap, 99.0) / 1000.0);
+	cl->last_tx = tx;
+	cl->last_ns = now;
 }
 
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-
-	nanosleep(&ts, NULL);
-}
+static const struct run_ops rr_run_ops = {
+	.start = rr_start, .idle = rr_idle, .edge = rr_edge, .progress = rr_progress,
+};
 
 static void read_sysctl(const char *path, int *out)
 {
@@ -510,31 +479,25 @@ static void read_sysctl(const char *path, int *out)
 	}
 }
 
-static void fill_side(struct rr_result *res, struct rr_client *cl)
+/* fill_side - the client's side and the figures, from the joined threads. */
+static void fill_side(struct rr_result *res, struct rr_client *cl, struct run *r)
 {
 	struct evidence *c = &res->client;
-	uint64_t first = UINT64_MAX, last = 0;
 
 	c->valid = true;
 	snprintf(c->mode, sizeof(c->mode), "%s", cl->o->mode_text);
 	c->threads = (uint32_t)cl->n;
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
-		const struct ev_snap *a = &t->start, *b = &t->end;
 
 		c->transactions += t->total;
 		res->transactions += atomic_load(&t->measured);
 		res->udp_lost += t->udp_lost;
 		bp_hist_merge(&res->hist, t->hist);
-		if (!t->measured_any)
-			continue;
-		if (a->loop.ns < first)
-			first = a->loop.ns;
-		if (b->loop.ns > last)
-			last = b->loop.ns;
-		ev_add_interval(c, a, b);
 	}
-	c->interval_ns = last > first ? last - first : 0;
+	run_add_evidence(r, c);
+	if (r->edge_end)
+		ev_add_kstats(c, &cl->k0, &cl->k1);
 	res->seconds = (double)c->interval_ns / 1e9;
 	res->tps = res->seconds > 0 ? (double)res->transactions / res->seconds : 0;
 }
@@ -549,64 +512,15 @@ static void napi_teardown(struct bp_loop *loop, void *arg)
 		ev_add_napi(c, ids[i]);
 }
 
-int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
-		  char *err, size_t errlen)
+/* start_threads - one loop thread per worker, each connecting its flows. */
+static int start_threads(struct rr_client *cl, int *started, char *err, size_t errlen)
 {
-	struct rr_client *cl = calloc(1, sizeof(*cl));
-	struct bp_kstats k0 = { 0 }, k1 = { 0 };
-	struct ctl_session ctl = { .fd = -1 };
-	int ret, started = 0;
-	uint64_t now, measure_at, end_at = 0, deadline, last_tx = 0, last_ns, next_progress = 0;
-	struct utsname un;
-
-	memset(res, 0, sizeof(*res));
-	res->opts = *o;
-	bp_hist_init(&res->hist);
-	if (uname(&un) == 0)
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
-	read_sysctl("/proc/sys/net/core/busy_poll", &res->sysctl_busy_poll);
-	read_sysctl("/proc/sys/net/core/busy_read", &res->sysctl_busy_read);
-	if (!cl) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	cl->o = o;
-	cl->n = o->threads;
-	ret = check_fd_limit(o, err, errlen);
-	if (ret)
-		goto out;
-	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
-		goto out;
-	}
-	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
-	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);
-	if (getrandom(&cl->run_id, sizeof(cl->run_id), 0) != sizeof(cl->run_id) || !cl->run_id)
-		cl->run_id = bp_now_ns() ^ (uint64_t)getpid() << 32;
-	cl->request = calloc(1, o->request_size);
-	if (!cl->request) {
-		snprintf(err, errlen, "out of memory for a %u-byte request", o->request_size);
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (o->udp)
-		bp_put_le64(cl->request, cl->run_id);
-	atomic_store(&cl->remaining, (int_fast64_t)o->transactions);
-
-	ret = control_open(cl, &ctl, err, errlen);
-	if (ret && stop && *stop) {
-		/* A signal cut the hello short (poll: EINTR): interrupted, not unreachable. */
-		res->interrupted = true;
-		ret = 0;
-		goto out;
-	}
-	if (ret)
-		goto out;
+	const struct rr_opts *o = cl->o;
 
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
 		int lo = (int)((int64_t)o->flows * i / cl->n), hi = (int)((int64_t)o->flows * (i + 1) / cl->n);
+		int ret;
 
 		t->cl = cl;
 		t->idx = i;
@@ -615,8 +529,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		t->hist = malloc(sizeof(*t->hist));
 		if (!t->flows || !t->hist) {
 			snprintf(err, errlen, "out of memory for %d flows", t->nflows);
-			ret = -ENOMEM;
-			goto out_threads;
+			return -ENOMEM;
 		}
 		bp_hist_init(t->hist);
 		for (int j = 0; j < t->nflows; j++) {
@@ -626,102 +539,124 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		ret = bp_loop_thread_start(&t->lt, &o->mode, o->ncpus ? o->cpus[i % o->ncpus] : -1, cthread_setup, t);
 		if (ret) {
 			snprintf(err, errlen, "%s", bp_last_error());
-			goto out_threads;
+			return ret;
 		}
-		started++;
+		(*started)++;
 	}
+	return 0;
+}
 
-	/* All flows past their hello before the clock starts. */
-	deadline = bp_now_ns() + READY_TIMEOUT_NS;
-	while (atomic_load(&cl->ready) < cl->n) {
-		if (atomic_load(&cl->failed) || (stop && *stop) || bp_now_ns() > deadline)
-			break;
-		sleep_ns(1000000);
+/* client_prepare - the server's address, the run id, the request bytes. */
+static int client_prepare(struct rr_client *cl, struct rr_result *res, char *err, size_t errlen)
+{
+	const struct rr_opts *o = cl->o;
+	int ret = check_fd_limit(o, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
+	if (ret) {
+		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
+		return ret;
 	}
-	if (atomic_load(&cl->ready) < cl->n) {
-		ret = -ETIMEDOUT;
+	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
+	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);
+	if (getrandom(&cl->run_id, sizeof(cl->run_id), 0) != sizeof(cl->run_id) || !cl->run_id)
+		cl->run_id = bp_now_ns() ^ (uint64_t)getpid() << 32;
+	cl->request = calloc(1, o->request_size);
+	if (!cl->request) {
+		snprintf(err, errlen, "out of memory for a %u-byte request", o->request_size);
+		return -ENOMEM;
+	}
+	if (o->udp)
+		bp_put_le64(cl->request, cl->run_id);
+	atomic_store(&cl->remaining, (int_fast64_t)o->transactions);
+	return 0;
+}
+
+int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
+		  char *err, size_t errlen)
+{
+	struct rr_client *cl = calloc(1, sizeof(*cl));
+	struct run *r = calloc(1, sizeof(*r));
+	int ret, started = 0;
+	struct utsname un;
+
+	memset(res, 0, sizeof(*res));
+	res->opts = *o;
+	bp_hist_init(&res->hist);
+	if (uname(&un) == 0)
+		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	read_sysctl("/proc/sys/net/core/busy_poll", &res->sysctl_busy_poll);
+	read_sysctl("/proc/sys/net/core/busy_read", &res->sysctl_busy_read);
+	if (!cl || !r) {
+		free(cl);
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cl->o = o;
+	cl->n = o->threads;
+	cl->ctl.fd = -1;
+	cl->server = &res->server;
+	for (int i = 0; i < cl->n; i++)
+		r->w[i] = &cl->th[i].w;
+	ret = run_init(r, &rr_run_ops, cl, cl->n);
+	if (!ret)
+		ret = client_prepare(cl, res, err, errlen);
+	if (ret)
+		goto out;
+	r->warmup_s = o->warmup_s;
+	r->duration_s = o->duration_s;
+	r->interval_s = o->interval_s;
+	r->ready_timeout_ns = READY_TIMEOUT_NS;
+	r->stall_ns = STALL_NS;
+	r->flags = RUN_F_END_AFTER_DRAIN; /* the server's count then matches the client's */
+	r->stop = stop;
+
+	ret = control_open(cl, &cl->ctl, err, errlen);
+	if (ret && stop && *stop) {
+		/* A signal cut the hello short (poll: EINTR): interrupted, not unreachable. */
+		res->interrupted = true;
+		ret = 0;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	ret = start_threads(cl, &started, err, errlen);
+	if (!ret) {
+		ret = run_drive(r);
+		res->interrupted = r->interrupted;
+	}
+	if (ret == -ETIMEDOUT && !r->started)
 		snprintf(err, errlen, "flows to %s did not start within 15 s", cl->addr_text);
-		for (int i = 0; i < started; i++)
-			if (cl->th[i].err) {
-				snprintf(err, errlen, "%s", cl->th[i].errmsg);
-				ret = cl->th[i].err;
-				break;
-			}
-		if (stop && *stop) {
-			res->interrupted = true;
-			ret = 0;
-		}
-		goto out_threads;
-	}
-
-	now = bp_now_ns();
-	measure_at = now + (uint64_t)(o->warmup_s * 1e9);
-	if (o->duration_s > 0)
-		end_at = measure_at + (uint64_t)(o->duration_s * 1e9);
-	for (int i = 0; i < cl->n; i++) {
-		cl->th[i].measure_at_ns = measure_at;
-		cl->th[i].end_at_ns = end_at;
-		bp_loop_post(cl->th[i].loop, thread_go, &cl->th[i]);
-	}
-	if (measure_at > bp_now_ns())
-		sleep_ns(measure_at - bp_now_ns());
-	bp_kstats_read(&k0);
-	if (control_cmd(&ctl, CTL_START, NULL, err, errlen)) {
-		ret = -EIO;
-		goto out_threads;
-	}
-	last_ns = bp_now_ns();
-	if (o->interval_s > 0)
-		next_progress = last_ns + (uint64_t)(o->interval_s * 1e9);
-
-	/* Wait for the end: the threads' own timers or -n count end the measurement. */
-	while (atomic_load(&cl->done) < cl->n) {
-		if (atomic_load(&cl->failed))
-			break;
-		if (stop && *stop && !res->interrupted) {
-			res->interrupted = true;
-			for (int i = 0; i < cl->n; i++)
-				bp_loop_post(cl->th[i].loop, thread_stop_now, &cl->th[i]);
-		}
-		if (next_progress && bp_now_ns() >= next_progress && !o->quiet) {
-			progress_line(cl, measure_at, &last_tx, &last_ns);
-			next_progress += (uint64_t)(o->interval_s * 1e9);
-		}
-		if (end_at && bp_now_ns() > end_at + DRAIN_TIMEOUT_NS) {
-			snprintf(err, errlen, "server %s stopped answering: requests still outstanding 5 s after the run ended",
-				 cl->addr_text);
-			ret = -ETIMEDOUT;
-			goto out_threads;
-		}
-		sleep_ns(2000000);
-	}
-	bp_kstats_read(&k1);
-	ev_add_kstats(&res->client, &k0, &k1);
-
-	if (!atomic_load(&cl->failed)) {
-		char serr[256];
-
-		if (control_cmd(&ctl, CTL_STOP, &res->server, serr, sizeof(serr)))
-			memset(&res->server, 0, sizeof(res->server));
-	}
-	ret = 0;
-out_threads:
+	else if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "server %s stopped answering: requests still outstanding 5 s after the run ended",
+			 cl->addr_text);
 	for (int i = 0; i < started; i++)
 		bp_loop_thread_join(cl->th[i].lt, napi_teardown, &res->client);
-	if (!ret || res->interrupted)
-		fill_side(res, cl);
+	if (r->started)
+		fill_side(res, cl, r);
+	if (ret == -EIO || (ret == -ETIMEDOUT && !r->started) || ret == 0) {
+		int e = run_first_error(r, err, errlen);
+
+		if (e)
+			ret = e;
+	}
+	if (!ret && cl->ctl_err) {
+		snprintf(err, errlen, "%s", cl->ctl_msg);
+		ret = cl->ctl_err;
+	}
+	if (ret && res->interrupted && !atomic_load(&r->failed) && !cl->ctl_err)
+		ret = 0;
+out:
 	for (int i = 0; i < cl->n; i++) {
-		if (!ret && cl->th[i].err) {
-			snprintf(err, errlen, "%s", cl->th[i].errmsg);
-			ret = cl->th[i].err;
-		}
 		free(cl->th[i].flows);
 		free(cl->th[i].hist);
 	}
-	if (ret && res->interrupted && !atomic_load(&cl->failed))
-		ret = 0;
-out:
-	ctl_session_close(&ctl);
+	ctl_session_close(&cl->ctl);
+	run_free(r);
+	free(r);
 	free(cl->request);
 	free(cl);
 	return ret;
