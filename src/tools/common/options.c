@@ -209,6 +209,7 @@ volatile sig_atomic_t *tool_catch_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal or a dropped ssh session: stop as asked */
 	signal(SIGPIPE, SIG_IGN);
 	return &stop_flag;
 }

@@ -73,7 +73,7 @@ int tool_option_refused(const char *sub, int argc, char **argv, const struct opt
 			size_t errlen);
 
 /*
- * tool_catch_stop_signals - SIGINT and SIGTERM set the returned flag (no
+ * tool_catch_stop_signals - SIGINT, SIGTERM and SIGHUP set the returned flag (no
  * SA_RESTART: a blocking call returns EINTR and the caller looks at the flag);
  * SIGPIPE is ignored (a peer that went away is an error return, not a death).
  */

@@ -9,6 +9,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/common/options.h"
+#include "tools/common/server.h"
 #include "tools/pingpong/pingpong.h"
 
 static volatile sig_atomic_t *stop_requested;
@@ -42,8 +43,7 @@ static int run_server(const struct pp_opts *o)
 			fprintf(stderr, ", %u us delay", o->server_delay_us);
 		fputc('\n', stderr);
 	}
-	while (!*stop_requested)
-		pause();
+	srv_wait(stop_requested);
 	pp_server_dropped(s, dropped, BP_PP_ERR_COUNT);
 	pp_server_stop(s);
 	for (int i = 1; i < BP_PP_ERR_COUNT; i++)

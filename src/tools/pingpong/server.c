@@ -37,6 +37,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "tools/common/server.h"
 #include "tools/pingpong/server.h"
 
 /* ---- logging and bad messages ---- */
@@ -550,12 +551,8 @@ in_use:
 			/* With port 0 another program may hold the UDP twin: pick again. */
 			if (e == EADDRINUSE && s->o.port == 0)
 				continue;
-			if (e == EADDRINUSE)
-				snprintf(err, errlen, "port %u is in use (UDP or TCP); pick another with --port",
-					 s->o.port);
-			else
-				snprintf(err, errlen, "bind port %u: %s", s->o.port, strerror(e));
-			return -e;
+			return srv_bind_error(-e, "UDP or TCP", (struct sockaddr *)&s->addr, "pick another with --port", err,
+					      errlen);
 		}
 	}
 	snprintf(err, errlen, "no free port for both UDP and TCP after 16 tries");
@@ -582,11 +579,9 @@ int pp_server_start(const struct pp_opts *o, struct pp_server **sp, char *err, s
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = bp_parse_addr(o->host[0] ? o->host : "0.0.0.0", o->port, &s->addr, &s->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "--bind %s: %s", o->host, bp_last_error());
+	ret = srv_addr("--bind", o->host, o->port, &s->addr, &s->addrlen, err, errlen);
+	if (ret)
 		goto fail;
-	}
 	ret = bind_sockets(s, err, errlen);
 	if (ret)
 		goto fail;

@@ -9,6 +9,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/common/options.h"
+#include "tools/common/server.h"
 #include "tools/rr/rr.h"
 
 static volatile sig_atomic_t *stop_requested;
@@ -27,8 +28,7 @@ static int run_server(const struct rr_opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
 			rr_server_port(s), o->threads, o->threads == 1 ? "" : "s", o->mode_text);
-	while (!*stop_requested)
-		pause();
+	srv_wait(stop_requested);
 	rr_server_stop(s);
 	return BP_EXIT_OK;
 }

@@ -24,6 +24,7 @@
 
 #include "base/bytes.h"
 #include "tools/common/control.h"
+#include "tools/common/server.h"
 #include "tools/rr/rr.h"
 
 #define RR_RUN_SLOTS 256
@@ -42,7 +43,6 @@ struct rr_server;
 struct rr_sthread {
 	struct rr_server *s;
 	int idx;
-	struct bp_loop_thread *lt;
 	struct bp_loop *loop;
 	struct rr_sflow *flows;   /* every flow on this thread (freed at stop if still open) */
 	struct {
@@ -58,9 +58,7 @@ struct rr_server {
 	struct rr_opts o;
 	int n;
 	struct rr_sthread th[RR_MAX_THREADS];
-	struct bp_loop *loops[RR_MAX_THREADS];
-	struct bp_placer *placer;
-	struct bp_listener *listener;
+	struct srv_threads st;    /* the loop threads, the placer, the listener (tools/common/server.h) */
 	uint16_t port;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -293,7 +291,7 @@ static void ctl_command(struct rr_sflow *f, uint16_t cmd, uint32_t seq)
 	atomic_store(&snap->pending, s->n);
 	f->ctl->pending_snaps++;
 	for (int i = 0; i < s->n; i++)
-		if (bp_loop_post(s->loops[i], snap_on_thread, snap)) {
+		if (bp_loop_post(s->st.loops[i], snap_on_thread, snap)) {
 			/* Cannot happen short of ENOMEM; count the thread as done. */
 			if (atomic_fetch_sub(&snap->pending, 1) == 1)
 				bp_loop_post(snap->ctl_loop, snap_finish, snap);
@@ -590,34 +588,10 @@ static void adopt_flow(struct bp_loop *loop, int fd, void *arg)
 		bp_timer_start(loop, &f->hello_deadline, (uint64_t)t->s->o.hello_timeout_ms * 1000, hello_expired, f);
 }
 
-static void on_accept(struct bp_listener *l, int fd, void *arg)
+/* srv_line - the shared server set-up's log lines (accept failures) as the server's own. */
+static void srv_line(void *ctx, const char *line)
 {
-	struct rr_server *s = arg;
-
-	if (bp_placer_dispatch(s->placer, fd, adopt_flow, NULL) < 0) {
-		server_log(s, "%s", bp_last_error());
-		close(fd);
-	}
-}
-
-/* Out of descriptors (or memory): said once, and again when accepting works again. */
-static void on_accept_error(struct bp_listener *l, int err, void *arg)
-{
-	struct rr_server *s = arg;
-	struct rlimit rl = { 0 };
-
-	(void)l;
-	if (!err) {
-		server_log(s, "accepting new connections again");
-		return;
-	}
-	if (err == -EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		server_log(s, "cannot accept new connections: accept4: %s (RLIMIT_NOFILE %llu; raise it with "
-			   "ulimit -n); the connections already open are still served, and new ones are "
-			   "accepted as descriptors free up", strerror(-err), (unsigned long long)rl.rlim_cur);
-	else
-		server_log(s, "cannot accept new connections: accept4: %s; the connections already open are "
-			   "still served, and new ones are accepted once it passes", strerror(-err));
+	server_log(ctx, "%s", line);
 }
 
 /* ---- UDP: one SO_REUSEPORT socket per thread ---- */
@@ -672,8 +646,10 @@ static void udp_close(struct bp_conn *c, int err, const char *syscall)
 
 static const struct bp_conn_ops udp_ops = { .on_recv = udp_recv, .on_close = udp_close };
 
-static int udp_socket_setup(struct rr_sthread *t)
+/* udp_socket_setup - on each thread once the TCP port is known: its SO_REUSEPORT socket on that port. */
+static int udp_socket_setup(struct bp_loop *loop, void *arg)
 {
+	struct rr_sthread *t = arg;
 	struct rr_server *s = t->s;
 	int one = 1, fd;
 
@@ -684,10 +660,11 @@ static int udp_socket_setup(struct rr_sthread *t)
 	    bind(fd, (struct sockaddr *)&s->addr, s->addrlen) < 0) {
 		int err = -errno;
 
+		char msg[256];
+
 		close(fd);
-		if (err == -EADDRINUSE)
-			return bp_set_last_error(err, "udp port %u is in use; pick another with --port", s->port);
-		return bp_set_last_error(err, "udp bind: %s", strerror(-err));
+		srv_bind_error(err, "udp", (struct sockaddr *)&s->addr, "pick another with --port", msg, sizeof(msg));
+		return bp_set_last_error(err, "%s", msg);
 	}
 	if (s->o.priority >= 0)
 		bp_sock_set_priority(fd, s->o.priority);
@@ -699,34 +676,39 @@ static int udp_socket_setup(struct rr_sthread *t)
 static int thread_setup(struct bp_loop *loop, void *arg)
 {
 	struct rr_sthread *t = arg;
-	struct rr_server *s = t->s;
-	int ret;
 
 	t->loop = loop;
-	s->loops[t->idx] = loop;
 	bp_loop_set_data(loop, t);
 	ev_name_thread("rr-server", t->idx);
-	if (t->idx == 0) {
-		ret = bp_listener_create(loop, (struct sockaddr *)&s->addr, s->addrlen, on_accept, s,
-					 &s->listener);
-		if (ret == -EADDRINUSE)
-			return bp_set_last_error(ret, "port %u is in use; pick another with --port", s->port);
-		if (ret)
+	return 0;
+}
+
+/* serve_on - the listener (any free port with --port 0), then the UDP sockets on the same port. */
+static int serve_on(struct rr_server *s, char *err, size_t errlen)
+{
+	int ret = srv_listen(&s->st, (struct sockaddr *)&s->addr, s->addrlen, adopt_flow, NULL, srv_line, s,
+			     "pick another with --port", &s->port, err, errlen);
+
+	if (ret)
+		return ret;
+	if (s->addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(s->port);
+	else
+		((struct sockaddr_in *)&s->addr)->sin_port = htons(s->port);
+	for (int i = 0; i < s->n; i++) {
+		ret = srv_on_loop(s->st.loops[i], udp_socket_setup, &s->th[i]);
+		if (ret) {
+			snprintf(err, errlen, "%s", bp_last_error());
 			return ret;
-		bp_listener_on_error(s->listener, on_accept_error);
-		s->port = bp_listener_port(s->listener);
-		/* The UDP sockets share the TCP port (picked now if it was 0). */
-		if (s->addr.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(s->port);
-		else
-			((struct sockaddr_in *)&s->addr)->sin_port = htons(s->port);
+		}
 	}
-	return udp_socket_setup(t);
+	return 0;
 }
 
 int rr_server_start(const struct rr_opts *o, struct rr_server **sp, char *err, size_t errlen)
 {
 	struct rr_server *s = calloc(1, sizeof(*s));
+	void *args[RR_MAX_THREADS];
 	int ret;
 
 	if (!s) {
@@ -738,33 +720,25 @@ int rr_server_start(const struct rr_opts *o, struct rr_server **sp, char *err, s
 	pthread_mutex_init(&s->runs_lock, NULL);
 	s->response = calloc(1, BP_RR_MAX_SIZE);
 	if (!s->response) {
-		free(s);
 		snprintf(err, errlen, "out of memory for the response buffer");
-		return -ENOMEM;
-	}
-	ret = bp_parse_addr(o->host[0] ? o->host : "0.0.0.0", o->port, &s->addr, &s->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "--bind %s: %s", o->host, bp_last_error());
+		ret = -ENOMEM;
 		goto fail;
 	}
+	ret = srv_addr("--bind", o->host, o->port, &s->addr, &s->addrlen, err, errlen);
+	if (ret)
+		goto fail;
 	s->port = o->port;
 	for (int i = 0; i < s->n; i++) {
 		s->th[i].s = s;
 		s->th[i].idx = i;
-		ret = bp_loop_thread_start(&s->th[i].lt, &o->mode, o->ncpus ? o->cpus[i % o->ncpus] : -1,
-					   thread_setup, &s->th[i]);
-		if (ret) {
-			snprintf(err, errlen, "%s", bp_last_error());
-			for (int j = 0; j < i; j++)
-				bp_loop_thread_join(s->th[j].lt, NULL, NULL);
-			goto fail;
-		}
+		args[i] = &s->th[i];
 	}
-	ret = bp_placer_create(&s->placer, s->loops, (size_t)s->n);
+	ret = srv_threads_start(&s->st, s->n, &o->mode, o->cpus, o->ncpus, thread_setup, args, err, errlen);
+	if (ret)
+		goto fail;
+	ret = serve_on(s, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "%s", bp_last_error());
-		for (int j = 0; j < s->n; j++)
-			bp_loop_thread_join(s->th[j].lt, NULL, NULL);
+		srv_threads_stop(&s->st, NULL, NULL);
 		goto fail;
 	}
 	*sp = s;
@@ -794,9 +768,7 @@ static void thread_teardown(struct bp_loop *loop, void *arg)
 
 void rr_server_stop(struct rr_server *s)
 {
-	for (int i = 0; i < s->n; i++)
-		bp_loop_thread_join(s->th[i].lt, thread_teardown, NULL);
-	bp_placer_destroy(s->placer);
+	srv_threads_stop(&s->st, thread_teardown, NULL);
 	free(s->response);
 	pthread_mutex_destroy(&s->runs_lock);
 	free(s);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tools/common/commands.h"
+#include "tools/common/server.h"
 #include "tools/target/target.h"
 
 static void describe(const struct target_opts *o, struct bp_nvmet *t)
@@ -120,6 +121,14 @@ int cmd_target(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	ret = bp_nvmet_start(&o.cfg, &t);
+	if (ret == -EADDRINUSE || ret == -EADDRNOTAVAIL ||
+	    (ret == -EACCES && strstr(bp_last_error(), "--listen"))) {
+		/* where it cannot listen, in the words every busypoll server uses (tools/common/server.h) */
+		srv_bind_error(ret, "--listen", (const struct sockaddr *)&o.cfg.listen,
+			       "another target? pick another port", err, sizeof(err));
+		bp_tool_error("target", "%s", err);
+		return BP_EXIT_USAGE;
+	}
 	if (ret) {
 		bp_tool_error("target", "%s", bp_last_error());
 		/* Bad input: a port in use, a namespace file that cannot be used, a mode refused. */
