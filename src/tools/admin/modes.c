@@ -152,6 +152,15 @@ static int list_modes(enum tool_format fmt)
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
 }
 
+/* walk_ok - {"mode": canonical, "ok": true}. */
+static void walk_ok(struct emit *e, const void *canon)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "mode", canon, 160);
+	em_bool(e, "ok", true);
+	em_end(e);
+}
+
 static int check_one(const char *text, enum tool_format fmt)
 {
 	struct bp_mode m;
@@ -162,22 +171,10 @@ static int check_one(const char *text, enum tool_format fmt)
 		return BP_EXIT_USAGE;
 	}
 	bp_mode_format(&m, canon, sizeof(canon));
-	if (fmt == TOOL_FORMAT_TABLE) {
+	if (fmt == TOOL_FORMAT_TABLE)
 		printf("%s ok\n", canon);
-	} else {
-		struct emit e = { .kind = fmt == TOOL_FORMAT_JSON ? EMIT_JSON : EMIT_CSV_HEADER, .out = stdout };
-
-		/* json: {"mode", "ok"}; csv: that header and its row */
-		for (int pass = 0; pass < (fmt == TOOL_FORMAT_CSV ? 2 : 1); pass++) {
-			if (pass)
-				e = (struct emit){ .kind = EMIT_CSV_ROW, .out = stdout };
-			em_begin(&e, NULL, false);
-			em_string(&e, "mode", canon, sizeof(canon));
-			em_bool(&e, "ok", true);
-			em_end(&e);
-			fputc('\n', stdout);
-		}
-	}
+	else
+		emit_one(stdout, fmt == TOOL_FORMAT_CSV, walk_ok, canon);
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
 }
 
@@ -192,10 +189,7 @@ static const struct opt_spec modes_specs[] = {
 		  "(exit 0), or the reason\nit is unusable on stderr (exit 2)" },
 };
 
-static const struct opt_table modes_table = {
-	.specs = modes_specs,
-	.n = sizeof(modes_specs) / sizeof(modes_specs[0]),
-};
+static const struct opt_table modes_table = OPT_TABLE(modes_specs, NULL);
 
 static const struct opt_cmd modes_cmd = {
 	.name = "modes",

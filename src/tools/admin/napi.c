@@ -142,11 +142,7 @@ static int napi_check(void *base, const struct opt_seen *seen, char *err, size_t
 	return 0;
 }
 
-static const struct opt_table napi_table = {
-	.specs = napi_specs,
-	.n = sizeof(napi_specs) / sizeof(napi_specs[0]),
-	.check = napi_check,
-};
+static const struct opt_table napi_table = OPT_TABLE(napi_specs, napi_check);
 
 static const struct opt_cmd napi_cmd = {
 	.name = "napi",
@@ -362,31 +358,39 @@ static int knob_io(const struct napi_cli *c, int knob, bool set, uint64_t *v)
 	return set ? bp_dev_set_knob(c->device, name, *v) : bp_dev_get_knob(c->device, name, v);
 }
 
+struct knobs_view {
+	const struct napi_cli *c;
+	uint32_t ifindex;
+	const uint64_t *v;
+};
+
+/* walk_knobs - the device, its namespace and its knobs as one record. */
+static void walk_knobs(struct emit *e, const void *arg)
+{
+	const struct knobs_view *k = arg;
+
+	em_begin(e, NULL, false);
+	em_netns(e, k->c);
+	em_string(e, "device", k->c->device, sizeof(k->c->device));
+	em_u64(e, "ifindex", k->ifindex);
+	em_begin(e, "knobs", false);
+	for (int i = 0; i < NAPI_NKNOBS; i++)
+		em_u64(e, napi_knob_names[i], k->v[i]);
+	em_end(e);
+	em_end(e);
+}
+
 /* print_knobs - the device-wide knobs in c's format. */
 static void print_knobs(FILE *out, const struct napi_cli *c, uint32_t ifindex, const uint64_t *v)
 {
-	struct emit e = { .out = out, .kind = c->format == TOOL_FORMAT_JSON ? EMIT_JSON : EMIT_CSV_HEADER };
+	struct knobs_view k = { c, ifindex, v };
 
-	if (c->format == TOOL_FORMAT_TABLE) {
-		fprintf(out, "%-15s %-20s %s\n", "DEVICE", "NAPI_DEFER_HARD_IRQS", "GRO_FLUSH_TIMEOUT");
-		fprintf(out, "%-15s %-20" PRIu64 " %" PRIu64 "\n", c->device, v[NAPI_KNOB_DEFER], v[NAPI_KNOB_GRO_FLUSH]);
+	if (c->format != TOOL_FORMAT_TABLE) {
+		emit_one(out, c->format == TOOL_FORMAT_CSV, walk_knobs, &k);
 		return;
 	}
-	/* json: the object; csv: its header, then (second pass) its row */
-	for (int pass = 0; pass < (c->format == TOOL_FORMAT_CSV ? 2 : 1); pass++) {
-		if (pass)
-			e = (struct emit){ .out = out, .kind = EMIT_CSV_ROW };
-		em_begin(&e, NULL, false);
-		em_netns(&e, c);
-		em_string(&e, "device", c->device, sizeof(c->device));
-		em_u64(&e, "ifindex", ifindex);
-		em_begin(&e, "knobs", false);
-		for (int i = 0; i < NAPI_NKNOBS; i++)
-			em_u64(&e, napi_knob_names[i], v[i]);
-		em_end(&e);
-		em_end(&e);
-		fputc('\n', out);
-	}
+	fprintf(out, "%-15s %-20s %s\n", "DEVICE", "NAPI_DEFER_HARD_IRQS", "GRO_FLUSH_TIMEOUT");
+	fprintf(out, "%-15s %-20" PRIu64 " %" PRIu64 "\n", c->device, v[NAPI_KNOB_DEFER], v[NAPI_KNOB_GRO_FLUSH]);
 }
 
 static int do_knobs(const struct napi_cli *c, uint32_t ifindex)

@@ -105,11 +105,7 @@ static int tb_check(void *base, const struct opt_seen *seen, char *err, size_t e
 	return 0;
 }
 
-static const struct opt_table tb_table = {
-	.specs = tb_specs,
-	.n = sizeof(tb_specs) / sizeof(tb_specs[0]),
-	.check = tb_check,
-};
+static const struct opt_table tb_table = OPT_TABLE(tb_specs, tb_check);
 
 static const struct opt_cmd tb_cmd = {
 	.name = "testbed",
@@ -534,6 +530,15 @@ static void warn_users(const struct bp_testbed *tb)
 	}
 }
 
+/* walk_removed - {"name": the bed, "removed": true}. */
+static void walk_removed(struct emit *e, const void *name)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "name", name, BP_TESTBED_NAME_MAX + 1);
+	em_bool(e, "removed", true);
+	em_end(e);
+}
+
 static int do_down(const struct tb_cli *c)
 {
 	struct bp_testbed tb;
@@ -557,18 +562,7 @@ static int do_down(const struct tb_cli *c)
 		return exit_for(rc);
 	}
 	if (c->format != TOOL_FORMAT_TABLE) {
-		struct emit e = { .kind = c->format == TOOL_FORMAT_JSON ? EMIT_JSON : EMIT_CSV_HEADER, .out = stdout };
-
-		/* json: {"name", "removed"}; csv: that header and its row */
-		for (int pass = 0; pass < (c->format == TOOL_FORMAT_CSV ? 2 : 1); pass++) {
-			if (pass)
-				e = (struct emit){ .kind = EMIT_CSV_ROW, .out = stdout };
-			em_begin(&e, NULL, false);
-			em_string(&e, "name", c->name, sizeof(c->name));
-			em_bool(&e, "removed", true);
-			em_end(&e);
-			fputc('\n', stdout);
-		}
+		emit_one(stdout, c->format == TOOL_FORMAT_CSV, walk_removed, c->name);
 	} else {
 		printf("test bed '%s' removed%s\n", c->name, whole ? "" : " (it was incomplete)");
 	}

@@ -11,7 +11,4 @@ static const struct opt_spec common_specs[] = {
 	  .arg = "F", .help = "table, json or csv", .dflt = "table" },
 };
 
-const struct opt_table tool_common_table = {
-	.specs = common_specs,
-	.n = sizeof(common_specs) / sizeof(common_specs[0]),
-};
+const struct opt_table tool_common_table = OPT_TABLE(common_specs, NULL);

@@ -379,7 +379,7 @@ int ctl_session_fd(struct ctl_session *s, int fd, const char *peer, int timeout_
 }
 
 int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen_t alen, int timeout_ms,
-		     char *err, size_t errlen)
+		     const char *hint, char *err, size_t errlen)
 {
 	char peer[128];
 	int fd, ret, soerr = 0, one = 1;
@@ -407,7 +407,7 @@ int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen
 		snprintf(err, errlen, "out of memory");
 	return ret;
 unreachable:
-	snprintf(err, errlen, "cannot reach server %s: %s", peer, strerror(-ret));
+	snprintf(err, errlen, "cannot reach server %s: %s%s%s", peer, strerror(-ret), hint ? "; " : "", hint ? hint : "");
 	close(fd);
 	return ret;
 }

@@ -207,10 +207,11 @@ struct ctl_session {
 
 /*
  * ctl_session_open - connect over TCP to addr (bounded by timeout_ms), TCP_NODELAY.
- * Returns 0, or -errno with "cannot reach server PEER: why" in err.
+ * Returns 0, or -errno with "cannot reach server PEER: why; HINT" in err (hint:
+ * what to check, "is `busypoll rr --server` running there?", may be NULL).
  */
 int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen_t len, int timeout_ms,
-		     char *err, size_t errlen);
+		     const char *hint, char *err, size_t errlen);
 /* ctl_session_fd - a session over an fd already connected (a socketpair); it is the session's now. */
 int ctl_session_fd(struct ctl_session *s, int fd, const char *peer, int timeout_ms);
 void ctl_session_close(struct ctl_session *s);

@@ -57,8 +57,4 @@ static int net_check(void *base, const struct opt_seen *seen, char *err, size_t 
 	return 0;
 }
 
-const struct opt_table tool_net_table = {
-	.specs = net_specs,
-	.n = sizeof(net_specs) / sizeof(net_specs[0]),
-	.check = net_check,
-};
+const struct opt_table tool_net_table = OPT_TABLE(net_specs, net_check);

@@ -117,6 +117,9 @@ struct opt_table {
 	opt_check_fn check;         /* may be NULL */
 };
 
+/* OPT_TABLE - a table of the array specs (its size counted) with its check (may be NULL). */
+#define OPT_TABLE(specs_, check_) { .specs = (specs_), .n = sizeof(specs_) / sizeof((specs_)[0]), .check = (check_) }
+
 /* One layer of a command line: a table and the struct its offsets point into. */
 struct opt_layer {
 	const struct opt_table *table;

@@ -196,11 +196,7 @@ static int cmp_check(void *base, const struct opt_seen *seen, char *err, size_t 
 	return 0;
 }
 
-static const struct opt_table cmp_table = {
-	.specs = cmp_specs,
-	.n = sizeof(cmp_specs) / sizeof(cmp_specs[0]),
-	.check = cmp_check,
-};
+static const struct opt_table cmp_table = OPT_TABLE(cmp_specs, cmp_check);
 
 static const struct opt_cmd cmp_cmd = {
 	.name = "compare",

@@ -478,11 +478,7 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 	return 0;
 }
 
-static const struct opt_table perf_table = {
-	.specs = perf_specs,
-	.n = sizeof(perf_specs) / sizeof(perf_specs[0]),
-	.check = perf_check,
-};
+static const struct opt_table perf_table = OPT_TABLE(perf_specs, perf_check);
 
 static const struct opt_cmd perf_cmd = {
 	.name = "perf",

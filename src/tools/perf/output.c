@@ -278,27 +278,17 @@ static void print_table(FILE *out, const struct perf_result *r)
 	}
 }
 
+static void walk_result(struct emit *e, const void *r)
+{
+	emit_result(e, r);
+}
+
 void perf_print(FILE *out, const struct perf_result *r, enum tool_format format)
 {
-	struct emit e = { .out = out };
-
-	switch (format) {
-	case TOOL_FORMAT_JSON:
-		e.kind = EMIT_JSON;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case TOOL_FORMAT_CSV:
-		perf_print_csv_header(out);
-		e.kind = EMIT_CSV_ROW;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case TOOL_FORMAT_TABLE:
-	default:
+	if (format != TOOL_FORMAT_TABLE)
+		emit_one(out, format == TOOL_FORMAT_CSV, walk_result, r);
+	else
 		print_table(out, r);
-		break;
-	}
 }
 
 void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,

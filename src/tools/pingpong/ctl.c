@@ -29,11 +29,9 @@ int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = ctl_session_open(ctl, addr, addrlen, timeout_ms, err, errlen);
+	ret = ctl_session_open(ctl, addr, addrlen, timeout_ms, "is `busypoll pingpong --server` running there?", err,
+			       errlen);
 	if (ret) {
-		size_t n = strlen(err);
-
-		snprintf(err + n, errlen - n, "; is `busypoll pingpong --server` running there?");
 		free(m);
 		return ret;
 	}

@@ -101,11 +101,7 @@ static int pp_check(void *base, const struct opt_seen *seen, char *err, size_t e
 	return 0;
 }
 
-static const struct opt_table pp_table = {
-	.specs = pp_specs,
-	.n = sizeof(pp_specs) / sizeof(pp_specs[0]),
-	.check = pp_check,
-};
+static const struct opt_table pp_table = OPT_TABLE(pp_specs, pp_check);
 
 static const struct opt_cmd pp_cmd = {
 	.name = "pingpong",

@@ -352,12 +352,9 @@ static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = ctl_session_open(ctl, (struct sockaddr *)&cl->addr, cl->addrlen, CONTROL_TIMEOUT_MS, err, errlen);
+	ret = ctl_session_open(ctl, (struct sockaddr *)&cl->addr, cl->addrlen, CONTROL_TIMEOUT_MS,
+			       "is `busypoll rr --server` running there?", err, errlen);
 	if (ret) {
-		/* "cannot reach server X: why" and what to do about it */
-		size_t n = strlen(err);
-
-		snprintf(err + n, errlen - n, "; is `busypoll rr --server` running there?");
 		free(m);
 		return ret;
 	}

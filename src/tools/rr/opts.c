@@ -111,12 +111,7 @@ static int rr_check(void *base, const struct opt_seen *seen, char *err, size_t e
 	return 0;
 }
 
-static const struct opt_table rr_table = {
-	.title = NULL,
-	.specs = rr_specs,
-	.n = sizeof(rr_specs) / sizeof(rr_specs[0]),
-	.check = rr_check,
-};
+static const struct opt_table rr_table = OPT_TABLE(rr_specs, rr_check);
 
 static const struct opt_cmd rr_cmd = {
 	.name = "rr",

@@ -297,26 +297,16 @@ static void print_table(FILE *out, const struct rr_result *r)
 			r->udp_lost);
 }
 
+static void walk_result(struct emit *e, const void *r)
+{
+	emit_result(e, r);
+}
+
 void rr_print(FILE *out, const struct rr_result *r, enum tool_format format)
 {
-	struct emit e = { .out = out };
-
-	switch (format) {
-	case TOOL_FORMAT_JSON:
-		e.kind = EMIT_JSON;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case TOOL_FORMAT_CSV:
-		/* Header and one row: a single run is a complete csv file. */
-		rr_print_csv_header(out);
-		e.kind = EMIT_CSV_ROW;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case TOOL_FORMAT_TABLE:
-	default:
+	/* csv: a header and one row, a single run is a complete csv file */
+	if (format != TOOL_FORMAT_TABLE)
+		emit_one(out, format == TOOL_FORMAT_CSV, walk_result, r);
+	else
 		print_table(out, r);
-		break;
-	}
 }

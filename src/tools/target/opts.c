@@ -181,11 +181,7 @@ static int target_check(void *base, const struct opt_seen *seen, char *err, size
 	return 0;
 }
 
-static const struct opt_table target_table = {
-	.specs = target_specs,
-	.n = sizeof(target_specs) / sizeof(target_specs[0]),
-	.check = target_check,
-};
+static const struct opt_table target_table = OPT_TABLE(target_specs, target_check);
 
 static const struct opt_cmd target_cmd = {
 	.name = "target",
