@@ -44,8 +44,8 @@ static void send_next(struct bp_conn *c, struct client *cl)
 	cl->req[0]++; /* every request differs from the one before */
 	cl->got = 0;
 	cl->sent_ns = bp_now_ns();
-	bp_timer_start(bp_conn_loop(c), &cl->silence, 2000000, on_silence, cl);
-	if (bp_conn_send(c, cl->req, cl->size) < 0)
+	if (bp_timer_start(bp_conn_loop(c), &cl->silence, 2000000, on_silence, cl) < 0 ||
+	    bp_conn_send(c, cl->req, cl->size) < 0)
 		fail(bp_conn_loop(c), cl, bp_last_error());
 }
 
@@ -101,6 +101,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rr_client: %s\n", bp_last_error());
 		return 2;
 	}
+	for (size_t i = 0; i < cl.size; i++)
+		cl.req[i] = (uint8_t)(i * 131 + 7); /* a pattern, so a wrong answer shows */
 	bp_hist_init(&cl.hist);
 	long count = cl.left;
 	if (bp_loop_create(&loop, &mode) < 0 ||

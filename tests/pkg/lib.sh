@@ -18,6 +18,10 @@ skip() {
 fail() {
 	echo "FAIL: $*" >&2
 	fails=$((fails + 1))
+	if [ -n "$tmp" ] && [ ! -d "$tmp" ]; then
+		echo "FAIL: the scratch directory $tmp is gone (removed by someone else?)" >&2
+		exit 1
+	fi
 }
 
 # need VAR...: every variable set and non-empty, or skip naming the first missing
