@@ -125,6 +125,9 @@ if [ -x "$tmp/echo_server" ] && [ -x "$tmp/rr_client" ]; then
 	timeout 30 "$tmp/rr_client" "127.0.0.1:${port:-1}" epoll:block 100 64 >"$tmp/client" 2>&1 ||
 		fail "the packaged library's rr_client failed: $(cat "$tmp/client")"
 	grep -q '^rr_client: 100 transactions of 64 bytes' "$tmp/client" || fail "rr_client said: $(cat "$tmp/client")"
+	kill -TERM "${pids[0]}"
+	wait "${pids[0]}" || fail "the packaged library's echo_server exited $? after SIGTERM, want 0"
+	grep -q '^echo_server: 6400 bytes echoed' "$tmp/echo" || fail "echo_server said: $(cat "$tmp/echo")"
 	unset LD_LIBRARY_PATH
 fi
 MANWIDTH=80 man -l --warnings "$root/usr/share/man/man3/libbusypoll.3.gz" >"$tmp/man" 2>"$tmp/man.err"
