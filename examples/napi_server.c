@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_LOOPS 64
 
@@ -53,11 +54,13 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 
 	bp_sock_napi_id(fd, &id);
 	int idx = bp_placer_dispatch(placer, fd, adopt, NULL); /* reads the same id */
-	if (idx < 0)
+	if (idx < 0) {
 		fprintf(stderr, "napi_server: %s\n", bp_last_error());
-	else
+		close(fd);
+	} else {
 		printf("napi_server: NAPI id %u -> loop %d\n", id, idx);
-	fflush(stdout);
+		fflush(stdout);
+	}
 }
 
 /* On each loop's thread as it stops: what it served. */
