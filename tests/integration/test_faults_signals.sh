@@ -151,7 +151,7 @@ start_server pingpong
 for sig in INT TERM; do
 	name=pp-$sig
 	interrupt "$sig" 1.5 "$name" "$BP" pingpong --client 127.0.0.1 --port "$port" -n 100000000 --runs 3 \
-		--warmup 10 --timeout 5
+		--warmup-count 10 --timeout 5
 	expect_interrupted "$name"
 	grep -q "^1 .*(interrupted)" "$tmp/$name.out" || fail "$name: the interrupted run is not shown: $(cat "$tmp/$name.out")"
 	echo "ok   pingpong client SIG$sig mid-run: exit 130, the interrupted run shown"

@@ -101,7 +101,7 @@ for try in 1 2 3 4 5; do
 	spid=
 done
 [ -n "$spid" ] || { echo "FAIL: no server could start: $(cat "$tmp/server.err")" >&2; exit 1; }
-common=(--client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 200 --warmup 20 --timeout 5)
+common=(--client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 200 --warmup-count 20 --timeout 5)
 
 # table
 run 0 pingpong "${common[@]}" --runs 2
@@ -153,7 +153,7 @@ run 0 pingpong "${common[@]}" --runs 1
 	fail "bad datagrams from one peer not logged exactly once: $(cat "$tmp/server.err")"
 
 # Ctrl-C mid-run: 130, and what was measured is printed
-"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup 10 \
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup-count 10 \
 	>"$tmp/out" 2>"$tmp/err" &
 cpid=$!
 sleep 1.5

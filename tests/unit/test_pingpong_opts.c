@@ -73,7 +73,7 @@ static void test_defaults(void **state)
 
 static void test_values(void **state)
 {
-	assert_int_equal(parse("--client h --tcp --size 1k -n 5 --runs 3 --warmup 0 --cpus 1 --priority 6 "
+	assert_int_equal(parse("--client h --tcp --size 1k -n 5 --runs 3 --warmup-count 0 --cpus 1 --priority 6 "
 			       "--port 9 --format csv --breakdown --timeout 0.5 -q"),
 			 0);
 	assert_true(o.tcp);
@@ -142,7 +142,8 @@ static void test_refusals(void **state)
 	expect_error("--client h -n 5x", "-n 5x: not a whole number");
 	expect_error("--client h --runs 0", "--runs 0: must be between 1 and 1000");
 	expect_error("--client h --runs 1001", "--runs 1001");
-	expect_error("--client h --warmup -1", "--warmup -1");
+	expect_error("--client h --warmup-count -1", "--warmup-count -1");
+	expect_error("--client h --warmup 1", "pingpong warms up by round trips: --warmup-count N");
 	expect_error("--client h --mode nope:block", "--mode nope:block");
 	expect_error("--client h --mode epoll:napi,bogus=1", "--mode epoll:napi,bogus=1");
 	expect_error("--client h --matrix --mode epoll:block", "--matrix compares a polling mode against blocking");

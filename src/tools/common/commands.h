@@ -3,9 +3,9 @@
 #ifndef BP_TOOLS_COMMANDS_H
 #define BP_TOOLS_COMMANDS_H
 
-/* The program's version; the build may define it (from the project's version). */
-#ifndef BUSYPOLL_VERSION
-#define BUSYPOLL_VERSION "0.1.0"
+/* The program's version: BP_VERSION, from project() in CMakeLists.txt. */
+#ifndef BP_VERSION
+#error "BP_VERSION comes from the build (CMakeLists.txt)"
 #endif
 
 /* Exit statuses shared by every subcommand. */

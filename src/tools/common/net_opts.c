@@ -2,8 +2,12 @@
 /* The network benchmarks' transport options (contract in tools/common/net_opts.h). */
 #include <string.h>
 
+#include <busypoll/net.h>
+
 #include "tools/common/net_opts.h"
 #include "tools/common/options.h"
+
+#define CAP_NET_ADMIN_BIT 12
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -52,6 +56,10 @@ static int net_check(void *base, const struct opt_seen *seen, char *err, size_t 
 		return r;
 	if (n->tcp && n->udp)
 		return tool_fail(err, errlen, "--tcp and --udp are exclusive: pick one");
+	/* the kernel would refuse it on the first socket: say so before any work */
+	if (n->priority >= 7 && !bp_have_cap(CAP_NET_ADMIN_BIT))
+		return tool_fail(err, errlen, "--priority %d: 7 and above need CAP_NET_ADMIN (run it as root)",
+				 n->priority);
 	/* --client and --bind share host; each side keeps only its own. */
 	memcpy(n->host, n->server ? n->bind_host : n->client_host, sizeof(n->host));
 	return 0;

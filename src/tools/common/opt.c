@@ -85,6 +85,16 @@ static uint64_t get_int(const void *field, size_t size)
 	}
 }
 
+/* typed_name - "--warmup" for the spec as typed (an alias too), "-n" for a short-only one. */
+static const char *typed_name(const struct opt_spec *s, char *buf, size_t len)
+{
+	if (s->name)
+		snprintf(buf, len, "--%s", s->name);
+	else
+		snprintf(buf, len, "-%c", s->shortname);
+	return buf;
+}
+
 /* read_text - HOST and TEXT: copied whole or refused, never cut short. */
 static int read_text(const struct opt_spec *s, const char *name, const char *v, char *dst, char *err,
 		     size_t errlen)
@@ -115,7 +125,7 @@ static int read_value(const struct opt_spec *s, void *base, const char *v, char 
 	long long n;
 	int r = 0;
 
-	opt_spec_name(s, name, sizeof(name));
+	typed_name(s, name, sizeof(name)); /* an alias's message names what the user typed */
 	switch (s->kind) {
 	case OPT_FLAG:
 		*(bool *)field = true;
@@ -253,7 +263,7 @@ static int refused(const struct opt_cmd *cmd, const struct flat *f, int c, int a
 
 static void print_version(const struct opt_cmd *cmd)
 {
-	printf("busypoll %s %s\n", cmd->name, BUSYPOLL_VERSION);
+	printf("busypoll %s %s\n", cmd->name, BP_VERSION);
 }
 
 int opt_parse(const struct opt_cmd *cmd, const struct opt_layer *layers, int nlayers, int argc,
@@ -297,9 +307,12 @@ int opt_parse(const struct opt_cmd *cmd, const struct opt_layer *layers, int nla
 			return refused(cmd, &f, '?', argc, argv, err, errlen);
 		k = canonical(&f, i);
 		if (seen->count[k] && !(f.spec[k]->flags & OPT_F_REPEAT)) {
-			char name[64];
+			char name[64], first[64];
 
-			opt_spec_name(f.spec[k], name, sizeof(name));
+			typed_name(f.spec[i], name, sizeof(name));
+			opt_spec_name(f.spec[k], first, sizeof(first));
+			if (strcmp(name, first))
+				return tool_fail(err, errlen, "%s given twice (as %s and %s): give it once", first, first, name);
 			return tool_fail(err, errlen, "%s given twice: give it once", name);
 		}
 		seen->count[k]++;
@@ -444,7 +457,7 @@ static void help_line(FILE *out, const struct opt_spec *s, const void *base)
 		len += snprintf(left + len, sizeof(left) - (size_t)len, " %s", s->arg);
 	else if (s->kind == OPT_CUSTOM && s->arg)
 		len += snprintf(left + len, sizeof(left) - (size_t)len, "[=%s]", s->arg);
-	if (len > HELP_COL - 3)
+	if (len > HELP_COL - 4) /* at least two spaces before the help: a reader (and the man page test) splits there */
 		fprintf(out, "  %s\n%*s", left, HELP_COL, "");
 	else
 		fprintf(out, "  %-*s", HELP_COL - 2, left);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the busypoll subcommands (contract in tools/common/options.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,12 +147,44 @@ int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, c
 				 name, s, max);
 	if (got == 0)
 		return tool_fail(err, errlen, "%s %s: lists no CPU", name, s);
-	for (int i = 0; i < got; i++)
+	for (int i = 0; i < got; i++) {
 		if (cpus[i] < 0 || (ncpu > 0 && cpus[i] >= ncpu))
 			return tool_fail(err, errlen,
 					 "%s %s: CPU %d does not exist (this machine has 0-%ld)", name,
 					 s, cpus[i], ncpu - 1);
+		for (int j = 0; j < i; j++)
+			if (cpus[j] == cpus[i])
+				return tool_fail(err, errlen,
+						 "%s %s: CPU %d is listed twice (to stack threads on one CPU, give "
+						 "fewer CPUs than threads: the list repeats)", name, s, cpus[i]);
+	}
 	*n = got;
+	return 0;
+}
+
+int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen)
+{
+	const char *colon = strchr(s, ':');
+
+	/* "::1:4490" would be one IPv6 address (::0.1.68.144), not ::1 port 4490 */
+	if (s[0] != '[' && colon && strchr(colon + 1, ':'))
+		return tool_fail(err, errlen,
+				 "%s %s: an IPv6 address with a port goes in brackets, like [::1]:4420 "
+				 "([%s] for this address on the default port)", name, s, s);
+	return 0;
+}
+
+int tool_check_list(const char *name, const char *s, char sep, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+
+	if (!n)
+		return tool_fail(err, errlen, "%s: an empty list", name);
+	if (s[0] == sep || s[n - 1] == sep)
+		return tool_fail(err, errlen, "%s %s: an empty item at the %s", name, s, s[0] == sep ? "start" : "end");
+	for (size_t i = 1; i < n; i++)
+		if (s[i] == sep && s[i - 1] == sep)
+			return tool_fail(err, errlen, "%s %s: an empty item (two '%c' in a row)", name, s, sep);
 	return 0;
 }
 
@@ -192,6 +227,61 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
 	if (n > 1)
 		return tool_fail(err, errlen, "ambiguous option '%s' (%s)", name, alts);
 	return tool_fail(err, errlen, "unknown option '%s'; see busypoll %s --help", name, sub);
+}
+
+/* read_int_file - the first integer in a small file. */
+static int read_int_file(const char *path, int *out)
+{
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", out) != 1)
+		ret = -EIO;
+	fclose(f);
+	return ret;
+}
+
+struct sysctl_read {
+	const char *path;
+	int value, ret;
+};
+
+/* in_init_net - on a thread of its own (setns moves only it): into the first namespace, read. */
+static void *in_init_net(void *arg)
+{
+	struct sysctl_read *r = arg;
+	int fd = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+
+	r->ret = -ENOENT;
+	if (fd < 0)
+		return NULL;
+	if (setns(fd, CLONE_NEWNET) == 0)
+		r->ret = read_int_file(r->path, &r->value);
+	close(fd);
+	return NULL;
+}
+
+int tool_read_net_sysctl(const char *name, int *out)
+{
+	struct sysctl_read r = { 0 };
+	char path[128];
+	pthread_t tid;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/core/%s", name);
+	ret = read_int_file(path, out);
+	if (ret != -ENOENT)
+		return ret;
+	/* a network namespace other than the first: the global value lives there */
+	r.path = path;
+	if (pthread_create(&tid, NULL, in_init_net, &r))
+		return -ENOENT;
+	pthread_join(tid, NULL);
+	if (!r.ret)
+		*out = r.value;
+	return r.ret;
 }
 
 static volatile sig_atomic_t stop_flag;

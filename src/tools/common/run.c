@@ -374,7 +374,7 @@ int run_drive(struct run *r)
 		if (units != last_units) {
 			last_units = units;
 			last_change = now;
-		} else if (r->stall_ns && (!r->end_at_ns || now > r->end_at_ns) && now - last_change > r->stall_ns) {
+		} else if (r->stall_ns && now - last_change > r->stall_ns) {
 			/* The peer stopped answering: what was measured stays, the drain is given up. */
 			if (!r->interrupted && ret != -EIO)
 				ret = -ETIMEDOUT;

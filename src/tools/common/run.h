@@ -88,7 +88,7 @@ struct run {
 	double duration_s;            /* seconds measured (0: the tool ends the interval) */
 	double interval_s;            /* progress lines (0: none) */
 	uint64_t ready_timeout_ns;    /* every worker ready by then, or the run fails */
-	uint64_t stall_ns;            /* after the interval: no work done for this long = the peer is gone */
+	uint64_t stall_ns;            /* after the go: no work done for this long = the peer is gone (0: never) */
 	int watch_ms;                 /* ops->watch period (0: never) */
 	volatile sig_atomic_t *stop;  /* set by a signal: the run stops, partial results kept */
 	/* state */

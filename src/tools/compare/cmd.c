@@ -80,21 +80,25 @@ static int add_mode(struct cmp_opts *o, const char *client, const char *server, 
 	return 0;
 }
 
-/* --modes "A;B;C": each one both ends' mode. */
+/* --modes "A;B;C": each one both ends' mode, none empty, none twice (a mode against itself). */
 static int parse_modes(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		       size_t errlen)
 {
 	struct cmp_opts *o = base;
-	char buf[2048], *save = NULL, *tok;
+	char buf[2048], *save = NULL, *tok, why[300];
 
 	if (strlen(v) >= sizeof(buf))
 		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ';', err, errlen))
+		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-		int ret = add_mode(o, tok, tok, false, err, errlen);
-
-		if (ret)
-			return ret;
+		if (add_mode(o, tok, tok, false, why, sizeof(why)))
+			return tool_fail(err, errlen, "%s: %s: %s", name, tok, why);
+		for (int i = 0; i < o->nmodes - 1; i++)
+			if (!strcmp(o->client_modes[i], o->client_modes[o->nmodes - 1]))
+				return tool_fail(err, errlen, "%s: %s is listed twice (as %s): a mode against itself",
+						 name, tok, o->labels[i]);
 	}
 	return 0;
 }
@@ -107,6 +111,10 @@ static int parse_flows(const struct opt_spec *sp, const char *name, const char *
 	char buf[256], *save = NULL, *tok;
 	long long n;
 
+	if (strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", v);
 	o->nflows = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -114,6 +122,9 @@ static int parse_flows(const struct opt_spec *sp, const char *name, const char *
 			return tool_fail(err, errlen, "%s: at most %d values", name, CMP_MAX_FLOWS);
 		if (tool_opt_int(name, tok, 1, 100000, &n, err, errlen))
 			return -EINVAL;
+		for (int i = 0; i < o->nflows; i++)
+			if (o->flows[i] == n)
+				return tool_fail(err, errlen, "%s %s: %lld is listed twice", name, v, n);
 		o->flows[o->nflows++] = (int)n;
 	}
 	if (!o->nflows)
@@ -121,17 +132,33 @@ static int parse_flows(const struct opt_spec *sp, const char *name, const char *
 	return 0;
 }
 
-/* --cpus C,S: the client's and the server's CPU. */
-static int parse_cpus(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+/* --cpus: a per-thread list in every other command; compare pins two sides. */
+static int refuse_cpus(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	return tool_fail(err, errlen, "%s %s: compare runs two sides: --client-cpus LIST and --server-cpus LIST "
+			 "(each thread i on the i-th CPU)", name, v);
+}
+
+/* parse_plot - --plot FILE: writable, checked now rather than after every cell ran. */
+static int parse_plot(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		      size_t errlen)
 {
 	struct cmp_opts *o = base;
-	int cpus[2];
+	char dir[sizeof(o->plot)];
+	char *slash;
 
-	if (bp_parse_cpu_list(v, cpus, 2) != 2 || cpus[0] == cpus[1])
-		return tool_fail(err, errlen, "%s %s: give two different CPUs, client first (e.g. 0,1)", name, v);
-	o->client_cpu = cpus[0];
-	o->server_cpu = cpus[1];
+	if (!*v || strlen(v) >= sizeof(o->plot))
+		return tool_fail(err, errlen, "%s '%s': a file name, shorter than %zu characters", name, v, sizeof(o->plot));
+	snprintf(dir, sizeof(dir), "%s", v);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(v, F_OK) == 0 ? access(v, W_OK) != 0 : access(dir, W_OK | X_OK) != 0)
+		return tool_fail(err, errlen, "%s %s: cannot write there: %s", name, v, strerror(errno));
+	snprintf(o->plot, sizeof(o->plot), "%s", v);
 	return 0;
 }
 
@@ -158,11 +185,14 @@ static const struct opt_spec cmp_specs[] = {
 	  .arg = "B", .help = "request bytes", .dflt = OPT_DFLT_FIELD },
 	{ .name = "response-size", .shortname = 'R', .kind = OPT_SIZE, CF(response_size), .hi = BP_RR_MAX_SIZE,
 	  .arg = "B", .help = "response bytes", .dflt = OPT_DFLT_FIELD },
-	{ .name = "cpus", .kind = OPT_CUSTOM, .parse = parse_cpus, .arg = "C,S",
-	  .help = "client and server CPU (default 0,1)" },
+	{ .name = "client-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct cmp_opts, client_cpus, nclient_cpus),
+	  .arg = "LIST", .help = "client thread i on the i-th CPU of LIST (default 0)" },
+	{ .name = "server-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct cmp_opts, server_cpus, nserver_cpus),
+	  .arg = "LIST", .help = "server thread i on the i-th CPU of LIST (default 1)" },
+	{ .name = "cpus", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = refuse_cpus },
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
-	{ .name = "plot", .kind = OPT_TEXT, CF(plot), .arg = "FILE.svg",
+	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
 	  .help = "latency percentiles and throughput of every mode" },
 };
 
@@ -193,6 +223,12 @@ static int cmp_check(void *base, const struct opt_seen *seen, char *err, size_t 
 	for (int i = 0; i < o->nflows; i++)
 		if (o->flows[i] < o->threads)
 			return tool_fail(err, errlen, "--flows %d is fewer than --threads %d", o->flows[i], o->threads);
+	if (o->nclient_cpus > o->threads || o->nserver_cpus > o->threads)
+		return tool_fail(err, errlen, "--%s-cpus %s: %d CPUs for %d thread%s (one CPU per thread)",
+				 o->nclient_cpus > o->threads ? "client" : "server",
+				 opt_text(seen, o->nclient_cpus > o->threads ? "client-cpus" : "server-cpus"),
+				 o->nclient_cpus > o->threads ? o->nclient_cpus : o->nserver_cpus, o->threads,
+				 o->threads == 1 ? "" : "s");
 	return 0;
 }
 
@@ -221,8 +257,11 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 	o->runs = 1;
 	o->threads = 1;
 	o->request_size = o->response_size = 1;
-	o->client_cpu = 0;
-	o->server_cpu = 1;
+	/* apart by default: a shared CPU turns the comparison into a scheduler test */
+	o->client_cpus[0] = 0;
+	o->nclient_cpus = 1;
+	o->server_cpus[0] = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	o->nserver_cpus = 1;
 	o->format = TOOL_FORMAT_TABLE;
 	return opt_parse(&cmp_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }
@@ -393,8 +432,10 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, b
 	ro->duration_s = o->duration_s;
 	ro->warmup_s = o->warmup_s;
 	ro->quiet = true;
-	ro->cpus[0] = server ? o->server_cpu : o->client_cpu;
-	ro->ncpus = 1;
+	/* thread i on the i-th CPU of the side's list, a short list repeated */
+	for (int i = 0; i < o->threads; i++)
+		ro->cpus[i] = server ? o->server_cpus[i % o->nserver_cpus] : o->client_cpus[i % o->nclient_cpus];
+	ro->ncpus = o->threads;
 	ro->mode = server ? o->server_mode[mi] : o->client_mode[mi];
 	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", server ? o->server_modes[mi] : o->client_modes[mi]);
 }

@@ -35,7 +35,8 @@ struct cmp_opts {
 	int runs;
 	int threads;
 	uint32_t request_size, response_size;
-	int client_cpu, server_cpu;
+	int client_cpus[RR_MAX_THREADS], nclient_cpus; /* --client-cpus: client thread i on the i-th */
+	int server_cpus[RR_MAX_THREADS], nserver_cpus; /* --server-cpus */
 	char plot[1024];           /* --plot FILE.svg, "" none */
 	bool loopback;             /* not root (or --loopback): no test bed */
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
@@ -82,6 +83,8 @@ struct cmp_report {
 	int nnapi;
 };
 
+/* cpu_list - "0,1,2" into buf. */
+const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */
 void compare_print(FILE *out, const struct cmp_report *r);
 /* compare_plot - an SVG: latency percentiles of every mode on one chart per flow count,

@@ -13,6 +13,16 @@ static void mode_label(const struct cmp_report *r, const struct cmp_cell *c, cha
 	snprintf(buf, len, "%s", r->opts.labels[c->mode_idx]);
 }
 
+const char *cpu_list(const int *cpus, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "," : "", cpus[i]);
+	return buf;
+}
+
 static void pct_text(char *buf, size_t len, bool have, double pct)
 {
 	if (!have)
@@ -24,12 +34,14 @@ static void pct_text(char *buf, size_t len, bool have, double pct)
 static void print_settings(FILE *out, const struct cmp_report *r)
 {
 	const struct cmp_opts *o = &r->opts;
+	char cb[256], sb[256];
 
 	fprintf(out, "busypoll compare on %s\n", r->path);
-	fprintf(out, "  kernel %s; client on CPU %d, server on CPU %d, %d thread%s each; TCP, request %u B, "
+	fprintf(out, "  kernel %s; client on CPU%s %s, server on CPU%s %s, %d thread%s each; TCP, request %u B, "
 		     "response %u B\n",
-		r->kernel, o->client_cpu, o->server_cpu, o->threads, o->threads == 1 ? "" : "s", o->request_size,
-		o->response_size);
+		r->kernel, o->nclient_cpus > 1 ? "s" : "", cpu_list(o->client_cpus, o->nclient_cpus, cb, sizeof(cb)),
+		o->nserver_cpus > 1 ? "s" : "", cpu_list(o->server_cpus, o->nserver_cpus, sb, sizeof(sb)), o->threads,
+		o->threads == 1 ? "" : "s", o->request_size, o->response_size);
 	fprintf(out, "  %.1f s per cell after %.1f s warm-up, %d run%s per cell%s; both ends in the same mode "
 		     "unless shown\n",
 		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
@@ -169,8 +181,16 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_string(&e, "kernel", r->kernel, sizeof(r->kernel));
 	em_bool(&e, "interrupted", r->interrupted);
 	em_begin(&e, "settings", false);
-	em_int(&e, "client_cpu", o->client_cpu);
-	em_int(&e, "server_cpu", o->server_cpu);
+	{
+		int64_t c[RR_MAX_THREADS], s[RR_MAX_THREADS];
+
+		for (int i = 0; i < o->nclient_cpus; i++)
+			c[i] = o->client_cpus[i];
+		for (int i = 0; i < o->nserver_cpus; i++)
+			s[i] = o->server_cpus[i];
+		em_list(&e, "client_cpus", c, (size_t)o->nclient_cpus);
+		em_list(&e, "server_cpus", s, (size_t)o->nserver_cpus);
+	}
 	em_int(&e, "threads", o->threads);
 	em_u64(&e, "request_size", o->request_size);
 	em_u64(&e, "response_size", o->response_size);

@@ -166,7 +166,13 @@ int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t
 	xml_text(f, r->path);
 	fprintf(f, "; kernel ");
 	xml_text(f, r->kernel);
-	fprintf(f, "; client CPU %d, server CPU %d</text>\n</svg>\n", r->opts.client_cpu, r->opts.server_cpu);
+	{
+		char cb[256], sb[256];
+
+		fprintf(f, "; client CPUs %s, server CPUs %s</text>\n</svg>\n",
+			cpu_list(r->opts.client_cpus, r->opts.nclient_cpus, cb, sizeof(cb)),
+			cpu_list(r->opts.server_cpus, r->opts.nserver_cpus, sb, sizeof(sb)));
+	}
 	if (fclose(f)) {
 		snprintf(err, errlen, "--plot %s: %s", path, strerror(errno));
 		return -errno;

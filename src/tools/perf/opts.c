@@ -414,6 +414,9 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "seconds of I/O before measuring", .dflt = "0" },
 	{ .name = "ramp_time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK | OPT_F_HIDDEN, PF(ramp_s),
 	  .parse = parse_time, .alias_of = "ramp-time" },
+	/* the word every other command uses for it */
+	{ .name = "warmup", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
+	  .help = "the same as --ramp-time", .alias_of = "ramp-time" },
 	{ .name = "offset", .kind = OPT_CUSTOM, .parse = parse_offset, .arg = "SIZE",
 	  .help = "where the region starts (default 0)" },
 	{ .name = "size", .kind = OPT_CUSTOM, .parse = parse_size, .arg = "SIZE",
@@ -449,6 +452,8 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 		return tool_fail(err, errlen, "--bs %s: must be a multiple of 512 bytes (an LBA)", opt_text(seen, "bs"));
 	if (!o->target[0])
 		return tool_fail(err, errlen, "--target ADDR:PORT is required (the NVMe/TCP target)");
+	if (tool_opt_hostport("--target", o->target, err, errlen))
+		return -EINVAL;
 	if (!o->nqn[0])
 		return tool_fail(err, errlen, "--nqn NQN is required (the target's subsystem)");
 	if (mixw) {

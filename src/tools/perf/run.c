@@ -450,8 +450,8 @@ static int drive(struct perf_ctx *ctx, struct perf_result *res, volatile sig_ato
 	ret = run_drive(r);
 	res->interrupted = r->interrupted;
 	if (ret == -ETIMEDOUT)
-		snprintf(err, errlen, "target %s stopped answering: no I/O completed for %.0f s after the run ended",
-			 ctx->addr, (double)r->stall_ns / 1e9);
+		snprintf(err, errlen, "target %s stopped answering: no I/O completed for %.0f s", ctx->addr,
+			 (double)r->stall_ns / 1e9);
 	else if (ret && ctx->err[0])
 		snprintf(err, errlen, "%s", ctx->err);
 	if (r->started)

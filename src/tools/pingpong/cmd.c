@@ -83,10 +83,13 @@ int cmd_pingpong(int argc, char **argv)
 	}
 	ret = pp_measure(&o, stop_requested, res, err, sizeof(err));
 	if (ret) {
-		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
+		/* The finished runs are printed with the reason; the error goes to stderr too. */
+		if (pp_measured(res))
+			pp_print(stdout, res, o.format);
 		bp_tool_error("pingpong", "%s", err);
 		pp_result_free(res);
 		free(res);
+		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
 		if (*stop_requested)
 			return BP_EXIT_INTERRUPTED;
 		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;

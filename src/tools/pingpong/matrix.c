@@ -102,6 +102,11 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ct
 			return ret;
 		bp_hist_init(hist);
 		ret = pp_client_run(o, t, &cm, stop, hist, row->bd, run, err, errlen);
+		if (ret == -ECONNREFUSED && (i > 0 || row != &res->rows[0]))
+			/* it answered the runs before: not "is it running?" but gone mid-way */
+			snprintf(err, errlen, "server %s went away during run %d%s%s: its %s port refused the traffic "
+				 "(the runs before it are kept)", t->text, i + 1, res->nrows > 1 ? " of row " : "",
+				 res->nrows > 1 ? row->label : "", o->tcp ? "TCP" : "UDP");
 		if (ret)
 			return ret;
 		pp_run_figures(hist, run);
@@ -119,6 +124,14 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ct
 		}
 	}
 	return 0;
+}
+
+bool pp_measured(const struct pp_result *res)
+{
+	for (int i = 0; i < res->nrows; i++)
+		if (res->rows[i].nruns)
+			return true;
+	return false;
 }
 
 int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_result *res,
@@ -195,6 +208,8 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 			break;
 	}
 out:
+	if (ret && pp_measured(res))
+		snprintf(res->failed, sizeof(res->failed), "%s", err);
 	ctl_session_close(&ctl);
 	free(hist);
 	return ret;

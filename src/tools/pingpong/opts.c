@@ -45,6 +45,14 @@ static int opt_size(const struct opt_spec *s, const char *name, const char *v, v
 	return 0;
 }
 
+/* refuse_warmup - --warmup means seconds everywhere; pingpong warms up by round trips. */
+static int refuse_warmup(const struct opt_spec *s, const char *name, const char *v, void *base, char *err,
+			 size_t errlen)
+{
+	return tool_fail(err, errlen, "%s %s: pingpong warms up by round trips: --warmup-count N (--warmup is seconds "
+			 "in every other command)", name, v);
+}
+
 #define PP_FIELD(m) OPT_FIELD(struct pp_opts, m)
 
 static const struct opt_spec pp_specs[] = {
@@ -58,9 +66,11 @@ static const struct opt_spec pp_specs[] = {
 	{ .name = "runs", .kind = OPT_INT, .role = OPT_ROLE_CLIENT, PP_FIELD(runs), .lo = 1, .hi = PP_MAX_RUNS,
 	  .arg = "N", .help = "client: runs, 1.." STR(PP_MAX_RUNS) "; each figure is their average",
 	  .dflt = OPT_DFLT_FIELD },
-	{ .name = "warmup", .kind = OPT_INT, .role = OPT_ROLE_CLIENT, PP_FIELD(warmup), .lo = 0,
+	{ .name = "warmup-count", .kind = OPT_INT, .role = OPT_ROLE_CLIENT, PP_FIELD(warmup), .lo = 0,
 	  .hi = (long long)PP_MAX_N, .arg = "N", .help = "client: round trips before each run's measured ones",
 	  .dflt = OPT_DFLT_FIELD },
+	/* --warmup is seconds in every command; pingpong's warm-up is a count */
+	{ .name = "warmup", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = refuse_warmup },
 	{ .name = "matrix", .kind = OPT_FLAG, .role = OPT_ROLE_CLIENT, PP_FIELD(matrix),
 	  .help = "client: three rows: no busy polling, client only, both ends,\nfor --mode (default "
 		  PP_DEFAULT_MATRIX_MODE ") against the same\nbackend's :block; the server is switched per row "

@@ -150,6 +150,10 @@ static void print_json(FILE *out, const struct pp_result *res)
 	em_end(&e);
 	em_string(&e, "kernel", res->kernel, sizeof(res->kernel));
 	em_bool(&e, "interrupted", res->interrupted);
+	if (res->failed[0])
+		em_string(&e, "failed", res->failed, sizeof(res->failed));
+	else
+		em_null(&e, "failed");
 	em_begin(&e, "calibration", !c->valid);
 	if (c->cpu >= 0)
 		em_int(&e, "cpu", c->cpu);
@@ -197,6 +201,7 @@ static void print_csv(FILE *out, const struct pp_result *res)
 	/* The columns never depend on the values: an empty row names them all. */
 	zero_row.all = &zero_hist;
 	emit_record(&e, &zero_row, -1, true);
+	em_string(&e, "failed", "", 1);
 	fputc('\n', out);
 	for (int i = 0; i < res->nrows; i++) {
 		const struct pp_row *row = &res->rows[i];
@@ -205,6 +210,7 @@ static void print_csv(FILE *out, const struct pp_result *res)
 		for (int k = 0; k <= row->nruns; k++) {
 			e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
 			emit_record(&e, row, k < row->nruns ? k : -1, true);
+			em_string(&e, "failed", res->failed, sizeof(res->failed)); /* every line: what this file is from */
 			fputc('\n', out);
 		}
 	}
@@ -269,8 +275,13 @@ static void print_header(FILE *out, const struct pp_result *res)
 		fputs("  note     pin both ends to different CPUs (--cpus): unpinned figures flip between modes\n",
 		      out);
 	fputc('\n', out);
-	if (res->interrupted)
+	if (res->failed[0])
+		fprintf(out, "failed: %s; partial results\n", clean(text, sizeof(text), res->failed, sizeof(res->failed)));
+	else if (res->interrupted)
 		fputs("interrupted: partial results\n", out);
+	if (!pp_measured(res))
+		fputs(res->interrupted ? "interrupted before a run finished: nothing measured\n" : "nothing was measured\n",
+		      out);
 }
 
 static void print_runs(FILE *out, const struct pp_row *row)

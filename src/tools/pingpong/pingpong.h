@@ -285,7 +285,11 @@ struct pp_result {
 	struct pp_calib calib;
 	char kernel[128];
 	bool interrupted;
+	char failed[256];         /* why the measurement failed ("" it did not): the finished runs are kept */
 };
+
+/* pp_measured - did any run finish (something to print, even from a failed measurement)? */
+bool pp_measured(const struct pp_result *res);
 
 /*
  * pp_measure - the whole client side: control session, calibration (--breakdown),

@@ -80,6 +80,7 @@ struct rr_client {
 	struct ctl_session ctl;  /* the run's control session */
 	struct bp_kstats k0, k1; /* this namespace's kernel counters on the interval's edges */
 	struct evidence *server; /* filled at the end edge */
+	struct rr_result *res;
 	int ctl_err;             /* START or STOP failed */
 	char ctl_msg[256];
 	uint64_t last_tx, last_ns; /* progress: measured by the last line, and when */
@@ -341,6 +342,25 @@ static bool rr_idle(struct run_worker *w)
 
 /* ---- control session (blocking, on the main thread) ---- */
 
+/* server_cpus - the server's loop threads' CPUs from its HELLO_OK (one CTL_T_CPU each, -1 not pinned). */
+static void server_cpus(const struct ctl_msg *m, struct rr_result *res)
+{
+	struct ctl_iter it;
+	const uint8_t *val;
+	uint16_t tag;
+	size_t len;
+
+	res->nserver_cpus = 0;
+	ctl_iter_body(&it, m);
+	while (ctl_next(&it, &tag, &val, &len)) {
+		int64_t cpu = (int64_t)ctl_val_u64(val);
+
+		if (tag != CTL_T_CPU || cpu < 0 || cpu > 65535 || res->nserver_cpus == RR_MAX_THREADS)
+			continue;
+		res->server_cpus[res->nserver_cpus++] = (int)cpu;
+	}
+}
+
 /* control_open - the run's control session: HELLO with the run, the server's HELLO_OK. */
 static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err, size_t errlen)
 {
@@ -365,6 +385,8 @@ static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err
 	ctl_put_u64(&m[0], CTL_T_RR_RESPONSE_SIZE, o->response_size);
 	ctl_put_u64(&m[0], CTL_T_FLAGS, o->udp ? CTL_F_UDP : 0);
 	ret = ctl_call(ctl, &m[0], CTL_HELLO_OK, &m[1], err, errlen);
+	if (!ret)
+		server_cpus(&m[1], cl->res);
 	if (ret == -EPROTO)
 		snprintf(err, errlen, "%s is not a busypoll rr server (bad answer to the hello)", cl->addr_text);
 	else if (ret && ret != -EINTR && ret != -ETIMEDOUT && ret != -ECONNRESET)
@@ -464,18 +486,6 @@ static const struct run_ops rr_run_ops = {
 	.start = rr_start, .idle = rr_idle, .edge = rr_edge, .progress = rr_progress,
 };
 
-static void read_sysctl(const char *path, int *out)
-{
-	FILE *f = fopen(path, "r");
-
-	*out = -1;
-	if (f) {
-		if (fscanf(f, "%d", out) != 1)
-			*out = -1;
-		fclose(f);
-	}
-}
-
 /* fill_side - the client's side and the figures, from the joined threads. */
 static void fill_side(struct rr_result *res, struct rr_client *cl, struct run *r)
 {
@@ -571,6 +581,11 @@ static int client_prepare(struct rr_client *cl, struct rr_result *res, char *err
 	return 0;
 }
 
+bool rr_measured(const struct rr_result *res)
+{
+	return res->client.valid;
+}
+
 int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
 		  char *err, size_t errlen)
 {
@@ -584,8 +599,10 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	bp_hist_init(&res->hist);
 	if (uname(&un) == 0)
 		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
-	read_sysctl("/proc/sys/net/core/busy_poll", &res->sysctl_busy_poll);
-	read_sysctl("/proc/sys/net/core/busy_read", &res->sysctl_busy_read);
+	if (tool_read_net_sysctl("busy_poll", &res->sysctl_busy_poll))
+		res->sysctl_busy_poll = -1;
+	if (tool_read_net_sysctl("busy_read", &res->sysctl_busy_read))
+		res->sysctl_busy_read = -1;
 	if (!cl || !r) {
 		free(cl);
 		free(r);
@@ -596,6 +613,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	cl->n = o->threads;
 	cl->ctl.fd = -1;
 	cl->server = &res->server;
+	cl->res = res;
 	for (int i = 0; i < cl->n; i++)
 		r->w[i] = &cl->th[i].w;
 	ret = run_init(r, &rr_run_ops, cl, cl->n);
@@ -628,8 +646,8 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	if (ret == -ETIMEDOUT && !r->started)
 		snprintf(err, errlen, "flows to %s did not start within 15 s", cl->addr_text);
 	else if (ret == -ETIMEDOUT)
-		snprintf(err, errlen, "server %s stopped answering: requests still outstanding 5 s after the run ended",
-			 cl->addr_text);
+		snprintf(err, errlen, "server %s stopped answering: no response for %.0f s", cl->addr_text,
+			 (double)STALL_NS / 1e9);
 	for (int i = 0; i < started; i++)
 		bp_loop_thread_join(cl->th[i].lt, napi_teardown, &res->client);
 	if (r->started)
@@ -646,6 +664,8 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	}
 	if (ret && res->interrupted && !atomic_load(&r->failed) && !cl->ctl_err)
 		ret = 0;
+	if (ret && rr_measured(res))
+		snprintf(res->failed, sizeof(res->failed), "%s", err);
 out:
 	for (int i = 0; i < cl->n; i++) {
 		free(cl->th[i].flows);

@@ -22,7 +22,9 @@ static int run_server(const struct rr_opts *o)
 
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
-		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL)
+		/* a port in use or not ours, an address not here, a mode or a priority not allowed: bad input */
+		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL || ret == -EACCES ||
+			ret == -EADDRNOTAVAIL)
 			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
 	if (!o->quiet)
@@ -57,12 +59,14 @@ int cmd_rr(int argc, char **argv)
 		return BP_EXIT_FAIL;
 	}
 	ret = rr_client_run(&o, stop_requested, res, err, sizeof(err));
+	/* What was measured is printed, a failure's partial results too (with the reason). */
+	if (!ret || rr_measured(res))
+		rr_print(stdout, res, o.format);
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
 		free(res);
 		return (ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
-	rr_print(stdout, res, o.format);
 	ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	free(res);
 	return ret;

@@ -56,8 +56,32 @@ static void emit_side_of(struct emit *e, const char *key, const struct evidence 
 	ev_emit(e, key, s, tx, "tx", is_null);
 }
 
+/*
+ * rr_note - what a reader must know to read the figures right: a busy-poll mode
+ * whose flows had no NAPI id (loopback has none) had nothing to busy poll. "" none.
+ */
+static const char *rr_note(const struct rr_result *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (bp_mode_is_busy_poll(&r->opts.mode) && r->client.valid && !r->client.n_napi_ids)
+		snprintf(buf, len, "%s asks the kernel to busy poll NAPI, but no flow had a NAPI id (loopback has "
+			 "none): it had nothing to busy poll; `busypoll testbed up` makes a path that has one",
+			 r->opts.mode_text);
+	return buf;
+}
+
+/* em_text_or_null - a text, null (csv: empty) when it is "". */
+static void em_text_or_null(struct emit *e, const char *key, const char *s, size_t max)
+{
+	if (s[0])
+		em_string(e, key, s, max);
+	else
+		em_null(e, key);
+}
+
 static void emit_result(struct emit *e, const struct rr_result *r)
 {
+	char note[300];
 	const struct rr_opts *o = &r->opts;
 	const struct bp_hist *h = &r->hist;
 	int64_t cpus[RR_MAX_THREADS];
@@ -85,6 +109,9 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	for (int i = 0; i < ncpus; i++)
 		cpus[i] = o->cpus[i];
 	em_list(e, "cpus", cpus, ncpus > 0 ? (size_t)ncpus : 0);
+	for (int i = 0; i < r->nserver_cpus && i < RR_MAX_THREADS; i++)
+		cpus[i] = r->server_cpus[i];
+	em_list(e, "server_cpus", cpus, r->nserver_cpus > 0 ? (size_t)r->nserver_cpus : 0);
 	if (o->priority >= 0)
 		em_int(e, "priority", o->priority);
 	else
@@ -124,6 +151,8 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	else
 		em_null(e, "udp_lost");
 	em_bool(e, "interrupted", r->interrupted);
+	em_text_or_null(e, "failed", r->failed, sizeof(r->failed));
+	em_text_or_null(e, "note", rr_note(r, note, sizeof(note)), sizeof(note));
 	em_end(e);
 }
 
@@ -171,7 +200,19 @@ static void sysctl_text(FILE *out, int v)
 	if (v >= 0)
 		fprintf(out, "%d", v);
 	else
-		fputc('?', out);
+		fputs("? (not readable from this network namespace)", out);
+}
+
+/* cpus_text - ", CPUs 0,1" or ", not pinned". */
+static void cpus_text(FILE *out, const int *cpus, int n)
+{
+	if (!n) {
+		fputs(", not pinned", out);
+		return;
+	}
+	fprintf(out, ", CPU%s ", n > 1 ? "s" : "");
+	for (int i = 0; i < n && i < RR_MAX_THREADS; i++)
+		fprintf(out, "%s%d", i ? "," : "", cpus[i]);
 }
 
 #define TABLE_ROW "  %-26s %16s %16s\n"
@@ -229,13 +270,17 @@ static void print_table(FILE *out, const struct rr_result *r)
 		fprintf(out, " after %g s warm-up\n", o->warmup_s);
 	else
 		fputs(", no warm-up\n", out);
+	/* each side's own CPUs: the server's from its HELLO_OK, never the client's */
 	fputs("  client mode   ", out);
 	put_clean(out, cm, cm_max);
+	cpus_text(out, o->cpus, o->ncpus);
 	fputs("\n  server mode   ", out);
-	if (sv)
+	if (sv) {
 		put_clean(out, s->mode, sizeof(s->mode));
-	else
+		cpus_text(out, r->server_cpus, r->nserver_cpus);
+	} else {
 		fputc('-', out);
+	}
 	fputs("\n  kernel        ", out);
 	put_clean(out, r->kernel, sizeof(r->kernel));
 	fputs(" (net.core.busy_poll ", out);
@@ -250,18 +295,22 @@ static void print_table(FILE *out, const struct rr_result *r)
 		put_clean(out, o->host, sizeof(o->host));
 		fprintf(out, " port %" PRIu16, o->port);
 	}
-	if (o->ncpus > 0) {
-		fputs(", CPUs ", out);
-		for (int i = 0; i < o->ncpus && i < RR_MAX_THREADS; i++)
-			fprintf(out, "%s%d", i ? "," : "", o->cpus[i]);
-	}
 	if (o->priority >= 0)
 		fprintf(out, ", priority %d", o->priority);
 	fputs("\n\n", out);
 
 	/* Above the figures, not under them: every number below is from a cut-short run. */
-	if (r->interrupted)
+	if (r->failed[0]) {
+		fputs("failed: ", out);
+		put_clean(out, r->failed, sizeof(r->failed));
+		fputs("; partial results\n", out);
+	}
+	if (r->interrupted && !r->failed[0])
 		fputs("interrupted: partial results\n", out);
+	if (!rr_measured(r) || (!tx && !r->seconds)) {
+		fputs(r->interrupted ? "interrupted before anything was measured\n" : "nothing was measured\n", out);
+		return;
+	}
 	fprintf(out, "transactions/s  %.1f  (%" PRIu64 " in %.3f s)\n", r->tps, tx, r->seconds);
 	if (h->count)
 		fprintf(out,
@@ -295,6 +344,12 @@ static void print_table(FILE *out, const struct rr_result *r)
 	if (o->udp)
 		fprintf(out, "\nUDP lost        %" PRIu64 " (requests timed out and resent)\n",
 			r->udp_lost);
+	{
+		char note[300];
+
+		if (rr_note(r, note, sizeof(note))[0])
+			fprintf(out, "\nnote: %s\n", note);
+	}
 }
 
 static void walk_result(struct emit *e, const void *r)

@@ -59,8 +59,11 @@ struct rr_result {
 	/* each side over the measured interval; transactions: every one it did, all phases */
 	struct evidence client, server;
 	bool interrupted;
+	char failed[256];         /* why the run failed ("" it did not): what was measured is kept */
+	int server_cpus[RR_MAX_THREADS]; /* the server's loop threads' CPUs (its HELLO_OK) */
+	int nserver_cpus;         /* 0: not pinned (or not known) */
 	char kernel[128];         /* uname -r */
-	int sysctl_busy_poll, sysctl_busy_read;
+	int sysctl_busy_poll, sysctl_busy_read; /* -1: not readable from here */
 };
 
 /* ---- server ---- */
@@ -80,10 +83,14 @@ void rr_server_stop(struct rr_server *s);
  * rr_client_run - one run against o->host. *stop may be set (e.g. by SIGINT) to
  * end early: the results so far are still filled in and res->interrupted set.
  * Returns 0, or -errno with a one-line message in err (server unreachable, refused,
- * fd limit, mode not allowed).
+ * gone mid-run, fd limit, mode not allowed); when the run had started, what it
+ * measured is in res too, with the reason in res->failed (rr_measured says so).
  */
 int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
 		  char *err, size_t errlen);
+
+/* rr_measured - does res hold a run's figures (it got past the start), even a failed one's? */
+bool rr_measured(const struct rr_result *res);
 
 /* ---- output ---- */
 /* rr_print - the result in o->format: table (at a glance), json or csv (every field). */

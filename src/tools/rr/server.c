@@ -414,7 +414,9 @@ static bool ctl_hello(struct rr_sflow *f, const struct ctl_msg *m)
 	ctl_put_text(ok, CTL_T_TOOL, "rr");
 	ctl_put_text(ok, CTL_T_MODE, s->o.mode_text);
 	ctl_put_u64(ok, CTL_T_THREADS, (uint64_t)s->n);
-	ctl_put_i64(ok, CTL_T_CPU, s->o.ncpus ? s->o.cpus[0] : -1);
+	/* every loop thread's CPU, in thread order (-1: not pinned) */
+	for (int i = 0; i < s->n; i++)
+		ctl_put_i64(ok, CTL_T_CPU, s->o.ncpus ? s->o.cpus[i % s->o.ncpus] : -1);
 	ctl_reply(f, ok, m->seq);
 	free(ok);
 	return true;

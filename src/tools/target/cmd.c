@@ -72,7 +72,7 @@ static void serve(struct bp_nvmet *t, const struct target_opts *o, const sigset_
 			int sig = sigwaitinfo(set, &info);
 
 			if (sig == SIGUSR1)
-				bp_nvmet_print_stats(t, stdout);
+				target_print_counters(stdout, t, o);
 			else if (sig > 0)
 				break;
 			continue;
@@ -86,7 +86,7 @@ static void serve(struct bp_nvmet *t, const struct target_opts *o, const sigset_
 		if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGUSR1)
-			bp_nvmet_print_stats(t, stdout);
+			target_print_counters(stdout, t, o);
 		else
 			break;
 	}
@@ -136,9 +136,10 @@ int cmd_target(int argc, char **argv)
 			ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRNOTAVAIL || ret == -EISDIR)
 			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
-	describe(&o, t);
+	if (!o.quiet)
+		describe(&o, t);
 	serve(t, &o, &set);
-	bp_nvmet_print_stats(t, stdout);
+	target_print_counters(stdout, t, &o);
 	bp_nvmet_stop(t);
 	return BP_EXIT_OK;
 }

@@ -28,6 +28,8 @@ static int parse_listen(const struct opt_spec *sp, const char *name, const char 
 
 	if (!*v || *v == '-')
 		return tool_fail(err, errlen, "%s needs ADDR:PORT (got '%s')", name, v);
+	if (tool_opt_hostport(name, v, err, errlen))
+		return -EINVAL;
 	r = bp_parse_addr(v, BP_NVMET_DEFAULT_PORT, &o->cfg.listen, &o->cfg.listen_len);
 	if (r)
 		return tool_fail(err, errlen, "%s %s: %s", name, v,
@@ -148,8 +150,11 @@ static const struct opt_spec target_specs[] = {
 	  .help = "engine wait mode (see `busypoll modes`)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "poll-period-us", .kind = OPT_INT, TF(cfg.poll_period_us), .lo = 0, .hi = MAX_POLL_US, .arg = "N",
 	  .help = "poll mode: keep a queue polling until N us pass with no\noperation (0 = off, the default)" },
-	{ .name = "so-priority", .kind = OPT_INT, TF(cfg.so_priority), .lo = 0, .hi = MAX_PRIORITY, .arg = "N",
+	{ .name = "priority", .kind = OPT_INT, TF(cfg.so_priority), .lo = 0, .hi = MAX_PRIORITY, .arg = "N",
 	  .help = "SO_PRIORITY 0.." STR(MAX_PRIORITY) " on every accepted socket (7+: CAP_NET_ADMIN)" },
+	/* the name every other command uses is --priority; this was the target's */
+	{ .name = "so-priority", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(cfg.so_priority), .lo = 0,
+	  .hi = MAX_PRIORITY, .alias_of = "priority" },
 	{ .name = "max-queues", .kind = OPT_INT, TF(cfg.max_queues), .lo = 1, .hi = 1024, .arg = "N",
 	  .help = "I/O queues per controller, 1..1024", .dflt = OPT_DFLT_FIELD },
 	{ .name = "queue-depth", .kind = OPT_INT, TF(cfg.queue_depth), .lo = 32, .hi = 1024, .arg = "N",
@@ -174,8 +179,10 @@ static int target_check(void *base, const struct opt_seen *seen, char *err, size
 	struct target_opts *o = base;
 
 	if (o->cfg.so_priority >= 7 && !bp_have_cap(CAP_NET_ADMIN_BIT))
-		return tool_fail(err, errlen, "--so-priority %s: 7 and above need CAP_NET_ADMIN",
-				 opt_text(seen, "so-priority"));
+		return tool_fail(err, errlen, "--priority %d: 7 and above need CAP_NET_ADMIN (run it as root)",
+				 o->cfg.so_priority);
+	if (o->quiet && o->cfg.log_level > BP_NVMET_LOG_ERROR && !opt_given(seen, "log-level"))
+		o->cfg.log_level = BP_NVMET_LOG_ERROR; /* -q: errors only */
 	if (!o->cfg.n_ns)
 		return tool_fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
 	return 0;
@@ -190,17 +197,18 @@ static const struct opt_cmd target_cmd = {
 		 "An NVMe/TCP target (like the kernel's nvmet-tcp) on the busypoll engine, with\n"
 		 "nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
 		 "passes with none. The Linux host (nvme connect) and nvme-cli work against it.\n\n",
-	.epilog = "\nPer-queue counters go to stdout on SIGUSR1 and at exit (SIGINT/SIGTERM).\n",
+	.epilog = "\nPer-queue counters go to stdout (in --format) on SIGUSR1 and at exit (SIGINT,\n"
+		  "SIGTERM, SIGHUP).\n",
 };
 
 int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, size_t errlen)
 {
-	const struct opt_layer layers[] = { { &target_table, o } };
+	const struct opt_layer layers[] = { { &tool_common_table, &o->common }, { &target_table, o } };
 
 	memset(o, 0, sizeof(*o));
 	o->control_fd = -1;
 	bp_nvmet_cfg_defaults(&o->cfg);
 	snprintf(o->listen_text, sizeof(o->listen_text), "127.0.0.1:%d", BP_NVMET_DEFAULT_PORT);
 	bp_mode_format(&o->cfg.mode, o->mode_text, sizeof(o->mode_text));
-	return opt_parse(&target_cmd, layers, 1, argc, argv, NULL, err, errlen);
+	return opt_parse(&target_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }

@@ -8,9 +8,11 @@
 #include <busypoll/busypoll.h>
 #include <busypoll/nvme/target.h>
 
+#include "tools/common/common_opts.h"
 #include "tools/common/opt.h"
 
 struct target_opts {
+	TOOL_COMMON;              /* -q: no start-up description or log lines; --format: the counters */
 	struct bp_nvmet_cfg cfg;
 	int control_fd;           /* --control-fd: a control session inherited from our parent, -1 none */
 	char listen_text[300];    /* as given (or the default) */
@@ -40,6 +42,9 @@ struct target_ctl {
  * or -ECONNRESET when the peer is gone (the target then stops), -EPROTO, -errno.
  */
 int target_control(struct bp_nvmet *t, const struct target_opts *o, struct target_ctl *c);
+
+/* target_print_counters - every queue's counters and the total, in o->format (SIGUSR1, exit). */
+void target_print_counters(FILE *out, struct bp_nvmet *t, const struct target_opts *o);
 
 int cmd_target(int argc, char **argv);
 
