@@ -126,7 +126,7 @@ static const struct bp_mode_info infos[] = {
 	{ "epoll:spin", "", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
 	{ "epoll:hybrid", "period=100",
 	  "spin with epoll_wait(0) while something arrived in the last period us, then block" },
-	{ "epoll:suspend", "usecs=0,budget=64,defer=100,gro-flush=20000,suspend=2000000",
+	{ "epoll:suspend", "usecs=64,budget=64,defer=100,gro-flush=20000,suspend=2000000",
 	  "IRQ suspension: prefer busy poll with per-NAPI defer/gro-flush/suspend timeouts "
 	  "(Linux 6.13, CAP_NET_ADMIN)" },
 	{ "uring:block", "setup=defer", "wait in io_uring_enter for completions (the io_uring baseline)" },
@@ -150,7 +150,7 @@ static const struct family families[] = {
 	{ BP_BACKEND_EPOLL, BP_POLICY_HYBRID, KEYS(epoll_hybrid_keys),
 	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_HYBRID, .period_us = 100 } },
 	{ BP_BACKEND_EPOLL, BP_POLICY_SUSPEND, KEYS(epoll_suspend_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SUSPEND, .busy_usecs = 0,
+	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SUSPEND, .busy_usecs = 64,
 	    .budget = 64, .prefer = true, .defer_hard_irqs = 100, .gro_flush_ns = 20000,
 	    .irq_suspend_ns = 2000000 } },
 	{ BP_BACKEND_URING, BP_POLICY_BLOCK, KEYS(uring_setup_keys),

@@ -9,9 +9,9 @@
  * that namespace; sysfs does not follow setns, so knobs there go through
  * bp_netns_dev_*_knob, which mounts the namespace's own sysfs in a child.
  *
- * Exit: 0; 1 when the kernel call fails or what was named does not exist; 2 for bad
- * input and for what this kernel or process cannot do (no privilege, a setting
- * the kernel lacks), like every busypoll subcommand.
+ * Exit: 0; 1 when the kernel call fails; 2 for bad input (what was named does not
+ * exist: a NAPI id, a namespace, a device) and for what this kernel or process
+ * cannot do (no privilege, a setting the kernel lacks), like every subcommand.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -214,7 +214,7 @@ static int napi_error(const struct napi_cli *c, int err)
 	if (err == -ENOENT && !c->netns[0]) {
 		bp_tool_error(SUB, "%s; for a namespace's NAPIs add --netns NS (e.g. --netns "
 			      "bp-busypoll-b)", bp_last_error());
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE; /* what was named does not exist: bad input */
 	}
 	return lib_error(err);
 }
@@ -446,7 +446,7 @@ int cmd_napi(int argc, char **argv)
 		if (rc == -ENOENT) {
 			bp_tool_error(SUB, "no network namespace '%s' (`ip netns list` shows them)",
 				      c.netns);
-			return BP_EXIT_FAIL;
+			return BP_EXIT_USAGE;
 		}
 		return lib_error(rc);
 	}
@@ -455,7 +455,7 @@ int cmd_napi(int argc, char **argv)
 		if (!ifindex) {
 			bp_tool_error(SUB, "no device '%s'%s%s", c.device,
 				      c.netns[0] ? " in network namespace " : "", c.netns);
-			return BP_EXIT_FAIL;
+			return BP_EXIT_USAGE;
 		}
 	}
 	if (c.act == ACT_LIST)

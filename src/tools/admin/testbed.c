@@ -10,8 +10,8 @@
  * `status` enters each namespace in turn (this thread only, then back) to read
  * the device's state and its NAPIs' settings over netlink.
  *
- * Exit: 0; 1 when building, reading or removing fails (or the bed is missing or
- * already there); 2 for bad input and when not root.
+ * Exit: 0; 1 when building, reading or removing fails; 2 for bad input (the bed
+ * named is missing, or already there) and when not root.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -435,7 +435,14 @@ static int do_up(const struct tb_cli *c)
 	int rc;
 
 	block_signals(true, &old);
+	/* who builds it, until it is built: a SIGKILL half way leaves a bed the next testbed removes */
+	if ((rc = bp_testbed_mark_building(c->name, true)) != 0) {
+		block_signals(false, &old);
+		bp_tool_error(SUB, "%s", bp_last_error());
+		return BP_EXIT_FAIL;
+	}
 	rc = bp_testbed_up(&tb, c->name, c->queues, c->threaded);
+	bp_testbed_mark_building(c->name, false);
 	if (signal_pending()) {
 		/* the user asked to stop: leave nothing behind, then die as asked */
 		if (!rc)
@@ -447,7 +454,7 @@ static int do_up(const struct tb_cli *c)
 	if (rc == -EEXIST) {
 		bp_tool_error(SUB, "test bed '%s' already exists; `busypoll testbed down%s` removes it",
 			      c->name, name_opt(c->name, nopt, sizeof(nopt)));
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
@@ -472,7 +479,7 @@ static int do_status(const struct tb_cli *c)
 		else
 			bp_tool_error(SUB, "no test bed '%s'; `busypoll testbed up%s` builds it", c->name,
 				      nopt);
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
@@ -555,7 +562,7 @@ static int do_down(const struct tb_cli *c)
 	block_signals(false, &old);
 	if (rc == -ENOENT) {
 		bp_tool_error(SUB, "no test bed '%s'; nothing to remove", c->name);
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
@@ -567,6 +574,15 @@ static int do_down(const struct tb_cli *c)
 		printf("test bed '%s' removed%s\n", c->name, whole ? "" : " (it was incomplete)");
 	}
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
+/* stale_found - a bed left by a process that is gone, removed: said on stderr (not in a json document). */
+static void stale_found(void *ctx, const char *line)
+{
+	const struct tb_cli *c = ctx;
+
+	if (!c->quiet)
+		bp_tool_error(SUB, "%s", line);
 }
 
 int cmd_testbed(int argc, char **argv)
@@ -590,6 +606,7 @@ int cmd_testbed(int argc, char **argv)
 		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
 		return BP_EXIT_USAGE;
 	}
+	bp_testbed_reap_stale(stale_found, &c);
 	switch (c.act) {
 	case TB_UP:
 		return do_up(&c);

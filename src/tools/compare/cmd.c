@@ -507,8 +507,8 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				n++;
 			}
 			if (n) {
+				/* the runs before a failure stay; the cell still says it failed */
 				cell_fill(cell, runs, n);
-				cell->failed = false;
 				cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
 				cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
 				cell->proof_missing =
@@ -527,6 +527,16 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
+}
+
+/* stale_found - a stale bed removed at the start: said now, and kept for the report. */
+static void stale_found(void *ctx, const char *line)
+{
+	struct cmp_report *r = ctx;
+
+	fprintf(stderr, "busypoll compare: %s\n", line);
+	if (r->nstale < 4)
+		snprintf(r->stale[r->nstale++], sizeof(r->stale[0]), "%s", line);
 }
 
 static void baselines(struct cmp_report *r)
@@ -583,6 +593,8 @@ int cmd_compare(int argc, char **argv)
 	if (!r->opts.loopback) {
 		char name[32];
 
+		/* a compare killed (or whose terminal closed) before it could clean up left its bed: remove it */
+		bp_testbed_reap_stale(stale_found, r);
 		snprintf(name, sizeof(name), "cmp%d", (int)getpid());
 		if (bp_netns_save(&b.home)) {
 			bp_tool_error("compare", "%s", bp_last_error());

@@ -81,6 +81,8 @@ struct cmp_report {
 	int sysctl_busy_poll, sysctl_busy_read;
 	struct cmp_napi napi[CMP_MAX_NAPI];
 	int nnapi;
+	char stale[4][256];        /* test beds left by a compare that is gone, removed at the start */
+	int nstale;
 };
 
 /* cpu_list - "0,1,2" into buf. */

@@ -152,6 +152,10 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	}
 	em_array_end(e);
 	em_bool(e, "interrupted", r->interrupted);
+	if (r->failed[0])
+		em_string(e, "failed", r->failed, sizeof(r->failed));
+	else
+		em_null(e, "failed");
 	em_end(e);
 }
 
@@ -253,8 +257,14 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (r->target_config[0])
 		fprintf(out, "  target config  %s\n", r->target_config);
 	fputc('\n', out);
-	if (r->interrupted)
+	if (r->failed[0])
+		fprintf(out, "failed: %s; partial results\n", r->failed);
+	else if (r->interrupted)
 		fputs("interrupted: partial results\n", out);
+	if (!r->seconds && !perf_total_ios(r)) {
+		fputs(r->interrupted ? "interrupted before anything was measured\n" : "nothing was measured\n", out);
+		return;
+	}
 	fprintf(out, "  %.3f s measured\n", r->seconds);
 	if (r->rd.ios || o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD)
 		print_dir(out, "read", r, &r->rd, &r->rd.hist);
@@ -313,7 +323,7 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 			snprintf(tcpu, sizeof(tcpu), "%.2f", per_io(r->target.cpu_us, all.ios));
 		fprintf(out, "  %7d %10.1f %14.1f %13.1f %12.2f %12s%s\n", r->numjobs, perf_iops(r, &all) / 1e3,
 			bp_hist_mean(&r->all) / 1e3, (double)bp_hist_percentile(&r->all, 99.99) / 1e3,
-			perf_cpu_us_per_io(r), tcpu, r->interrupted ? "  (interrupted)" : "");
+			perf_cpu_us_per_io(r), tcpu, r->failed[0] ? "  (failed)" : r->interrupted ? "  (interrupted)" : "");
 	}
 	fputc('\n', out);
 }

@@ -213,6 +213,8 @@ struct perf_result {
 	uint64_t verified_blocks;  /* stamps checked (run and read-back) */
 	uint64_t prefilled_bytes;
 	bool interrupted;
+	bool measured;            /* the jobs got their go: the figures are a run's (maybe a cut-short one) */
+	char failed[256];         /* why the run failed ("" it did not): what it measured is kept */
 };
 
 /* Derived figures. */

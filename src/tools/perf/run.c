@@ -494,6 +494,9 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 			ret = ctx->admin_err;
 	}
 	if (ctx->run.started) {
+		res->measured = true;
+		if (ret)
+			snprintf(res->failed, sizeof(res->failed), "%s", err);
 		fill_result(ctx, res);
 		if (ctx->run.edge_end)
 			ev_add_kstats(&res->initiator, &ctx->k0, &ctx->k1);

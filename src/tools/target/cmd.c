@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,21 @@
 #include "tools/common/commands.h"
 #include "tools/common/server.h"
 #include "tools/target/target.h"
+
+/* describe_file - a file namespace as it is served: its size, and how much of the file that is. */
+static void describe_file(int nsid, const struct bp_nvmet_ns_spec *s)
+{
+	struct stat st;
+	uint64_t file = stat(s->path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	uint64_t size = s->size ? s->size : file;
+
+	fprintf(stderr, "busypoll target:   nsid %d: file %s, %llu bytes, %u-byte blocks", nsid, s->path,
+		(unsigned long long)size, s->block_size);
+	if (file > size)
+		fprintf(stderr, " (the first %llu bytes of its %llu: size=)", (unsigned long long)size,
+			(unsigned long long)file);
+	fputc('\n', stderr);
+}
 
 static void describe(const struct target_opts *o, struct bp_nvmet *t)
 {
@@ -44,8 +60,7 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 			fprintf(stderr, "busypoll target:   nsid %d: ram, %llu bytes, %u-byte blocks\n", i + 1,
 				(unsigned long long)s->size, s->block_size);
 		else
-			fprintf(stderr, "busypoll target:   nsid %d: file %s, %u-byte blocks\n", i + 1, s->path,
-				s->block_size);
+			describe_file(i + 1, s);
 	}
 	fflush(stderr);
 }

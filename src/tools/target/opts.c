@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tools/common/options.h"
 #include "tools/target/target.h"
@@ -174,6 +175,45 @@ static const struct opt_spec target_specs[] = {
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
 };
 
+/*
+ * check_files - what the file namespaces will be, looked at (not opened) before any
+ * work: one file once, and a size the blocks divide (the library would round a
+ * 1000-byte file down to one block, silently).
+ */
+static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
+{
+	for (int i = 0; i < cfg->n_ns; i++) {
+		const struct bp_nvmet_ns_spec *ns = &cfg->ns[i];
+		struct stat st;
+		bool exists;
+
+		if (ns->kind != BP_NVMET_NS_FILE)
+			continue;
+		exists = stat(ns->path, &st) == 0;
+		for (int j = 0; j < i; j++) {
+			struct stat other;
+
+			if (cfg->ns[j].kind != BP_NVMET_NS_FILE)
+				continue;
+			if (!strcmp(cfg->ns[j].path, ns->path) ||
+			    (exists && stat(cfg->ns[j].path, &other) == 0 && other.st_dev == st.st_dev &&
+			     other.st_ino == st.st_ino))
+				return tool_fail(err, errlen, "--ns file:%s: given twice (nsid %d and %d): a file is one namespace",
+						 ns->path, j + 1, i + 1);
+		}
+		if (ns->size % ns->block_size)
+			return tool_fail(err, errlen, "--ns file:%s,size=%llu: not a whole number of %u-byte blocks", ns->path,
+					 (unsigned long long)ns->size, ns->block_size);
+		if (exists && S_ISREG(st.st_mode) && !ns->size && (uint64_t)st.st_size % ns->block_size)
+			return tool_fail(err, errlen,
+					 "--ns file:%s: its %llu bytes are not a whole number of %u-byte blocks (the last %llu "
+					 "could not be reached); give size= a multiple of %u", ns->path,
+					 (unsigned long long)st.st_size, ns->block_size,
+					 (unsigned long long)st.st_size % ns->block_size, ns->block_size);
+	}
+	return 0;
+}
+
 static int target_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
 {
 	struct target_opts *o = base;
@@ -185,7 +225,7 @@ static int target_check(void *base, const struct opt_seen *seen, char *err, size
 		o->cfg.log_level = BP_NVMET_LOG_ERROR; /* -q: errors only */
 	if (!o->cfg.n_ns)
 		return tool_fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
-	return 0;
+	return check_files(&o->cfg, err, errlen);
 }
 
 static const struct opt_table target_table = OPT_TABLE(target_specs, target_check);
