@@ -215,7 +215,7 @@ static void test_help(void **state)
 	fclose(m);
 	assert_non_null(strstr(buf, "usage: busypoll t [options]\n"));
 	assert_non_null(strstr(buf, "  -c, --count N          a count (default 3)\n"));
-	assert_non_null(strstr(buf, "  --secs S               seconds\n                         over two lines (default 1.5)\n"));
+	assert_non_null(strstr(buf, "  --secs S               seconds over two lines (default 1.5)\n"));
 	assert_non_null(strstr(buf, "--color C              a color (default green)\n"));
 	assert_non_null(strstr(buf, "--mode MODE            a mode (default epoll:block)\n"));
 	assert_non_null(strstr(buf, "--format F             table, json or csv (default table)\n"));

@@ -197,7 +197,8 @@ static const struct opt_cmd modes_cmd = {
 		 "\n"
 		 "List every wait mode family: its keys with their defaults, what it does, and\n"
 		 "whether this kernel and process can use it right now (probed, not assumed).\n\n",
-	.epilog = "\nMODE is BACKEND:POLICY[,key=value|flag...], e.g. uring:napi,usecs=100,tracking=static\n",
+	.epilog = "\nMODE is BACKEND:POLICY[,key=value|flag...],\n"
+		  "e.g. uring:napi,usecs=100,tracking=static\n",
 };
 
 int cmd_modes(int argc, char **argv)

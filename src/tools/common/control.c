@@ -494,7 +494,8 @@ int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct c
 	int ret = ctl_send(s, req);
 
 	if (ret) {
-		snprintf(err, errlen, "control connection to %s: send: %s", s->peer, strerror(-ret));
+		snprintf(err, errlen, "control connection to %s: %s", s->peer,
+			 ret == -EPIPE || ret == -ECONNRESET ? "the server closed it" : strerror(-ret));
 		return ret;
 	}
 	for (;;) {

@@ -389,44 +389,68 @@ int opt_check_role(const struct opt_seen *seen, enum opt_role role, char *err, s
 
 #define HELP_COL 25
 
-/* field_default - the field's value as its default, for OPT_DFLT_FIELD. */
-static void field_default(FILE *out, const struct opt_spec *s, const void *base)
+/* field_default - the field's value as its default, for OPT_DFLT_FIELD ("" if none). */
+static void field_default(char *buf, size_t len, const struct opt_spec *s, const void *base)
 {
 	const char *field = (const char *)base + s->off;
 
+	buf[0] = '\0';
 	switch (s->kind) {
 	case OPT_INT:
 	case OPT_SIZE:
-		fprintf(out, " (default %llu)", (unsigned long long)get_int(field, s->size));
+		snprintf(buf, len, "(default %llu)", (unsigned long long)get_int(field, s->size));
 		break;
 	case OPT_SECONDS:
-		fprintf(out, " (default %g)", *(const double *)field);
+		snprintf(buf, len, "(default %g)", *(const double *)field);
 		break;
 	case OPT_CHOICE:
-		fprintf(out, " (default %s)", s->choices[*(const int *)field]);
+		snprintf(buf, len, "(default %s)", s->choices[*(const int *)field]);
 		break;
 	case OPT_MODE:
-		fprintf(out, " (default %s)", (const char *)base + s->aux);
+		snprintf(buf, len, "(default %s)", (const char *)base + s->aux);
 		break;
 	case OPT_HOST:
 	case OPT_TEXT:
 		if (*field)
-			fprintf(out, " (default %s)", field);
+			snprintf(buf, len, "(default %s)", field);
 		break;
 	default:
 		break;
 	}
 }
 
-/* help_text - the help with its continuation lines indented, and the default. */
+#define HELP_WIDTH 80
+
+/* help_text - the help, filled to the width from the column, and its default
+ * (on a line of its own when it would run past the width). A newline in the help
+ * is a space, unless two spaces follow it: a line of a list, kept. */
 static void help_text(FILE *out, const struct opt_spec *s, const void *base)
 {
-	const char *p = s->help ? s->help : "";
+	char text[1024], dflt[160] = "";
+	const char *p = text;
+	size_t col = HELP_COL, w = 0;
 
+	for (const char *q = s->help ? s->help : ""; *q && w + 1 < sizeof(text); q++)
+		text[w++] = (*q == '\n' && strncmp(q + 1, "  ", 2)) ? ' ' : *q;
+	text[w] = '\0';
 	for (;;) {
 		size_t n = strcspn(p, "\n");
 
+		/* a line longer than the width breaks at its last space that fits */
+		while (HELP_COL + n >= HELP_WIDTH) {
+			size_t cut = HELP_WIDTH - 1 - HELP_COL;
+
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (!cut)
+				break;
+			fwrite(p, 1, cut, out);
+			fprintf(out, "\n%*s", HELP_COL, "");
+			p += cut + 1;
+			n -= cut + 1;
+		}
 		fwrite(p, 1, n, out);
+		col = HELP_COL + n;
 		p += n;
 		if (!*p)
 			break;
@@ -434,9 +458,13 @@ static void help_text(FILE *out, const struct opt_spec *s, const void *base)
 		p++;
 	}
 	if (s->dflt && !s->dflt[0])
-		field_default(out, s, base);
+		field_default(dflt, sizeof(dflt), s, base);
 	else if (s->dflt)
-		fprintf(out, " (default %s)", s->dflt);
+		snprintf(dflt, sizeof(dflt), "(default %s)", s->dflt);
+	if (dflt[0] && col + 1 + strlen(dflt) >= HELP_WIDTH)
+		fprintf(out, "\n%*s%s", HELP_COL, "", dflt);
+	else if (dflt[0])
+		fprintf(out, " %s", dflt);
 	fputc('\n', out);
 }
 

@@ -238,7 +238,8 @@ static const struct opt_cmd cmp_cmd = {
 	.name = "compare",
 	.usage = "usage: busypoll compare [options]\n\n"
 		 "Runs busypoll rr in every wait mode this machine supports, side by side, on a\n"
-		 "temporary veth test bed (as root; removed on exit) where busy polling really engages.\n\n",
+		 "temporary veth test bed (as root; removed on exit) where busy polling really\n"
+		 "engages.\n\n",
 };
 
 static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size_t errlen)

@@ -70,6 +70,7 @@ struct perf_job {
 	struct perf_dir rd, wr;  /* measured */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
+	uint32_t napi_id;        /* of its queue's socket (0: loopback or none), read at teardown */
 	struct bp_timer t_poll;
 };
 

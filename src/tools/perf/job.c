@@ -513,6 +513,8 @@ void perf_job_teardown(struct bp_loop *loop, void *arg)
 
 	(void)loop;
 	j->closing = true;
+	if (j->q && bp_sock_napi_id(bp_nvmeh_queue_fd(j->q), &j->napi_id))
+		j->napi_id = 0;
 	bp_timer_stop(loop, &j->w.t_measure);
 	bp_timer_stop(loop, &j->w.t_end);
 	bp_timer_stop(loop, &j->t_poll);

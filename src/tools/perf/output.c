@@ -280,6 +280,9 @@ static void print_table(FILE *out, const struct perf_result *r)
 			" R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",
 			per_io(t->cpu_us, ios), per_io(t->poll_passes, ios), t->idle_exits, t->r2ts, t->errors, (int)t->pid,
 			t->queues, t->queues == 1 ? "" : "s");
+	if (bp_mode_is_busy_poll(&o->mode) && !r->initiator.n_napi_ids)
+		fprintf(out, "  note           %s asks the kernel to busy poll NAPI, but no queue had a NAPI id "
+			"(loopback has none): it had nothing to busy poll\n", o->mode_text);
 	if (o->verify) {
 		human_bytes(a, sizeof(a), r->prefilled_bytes);
 		fprintf(out, "  verify         %" PRIu64 " blocks checked, no mismatch%s%s%s\n", r->verified_blocks,

@@ -347,6 +347,7 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 		jr->iops = j->w.end.loop.ns > j->w.start.loop.ns
 				   ? (double)jr->ios * 1e9 / (double)(j->w.end.loop.ns - j->w.start.loop.ns)
 				   : 0;
+		ev_add_napi(&res->initiator, j->napi_id);
 		ev_add_interval(&one, &j->w.start, &j->w.end);
 		jr->cpu_us = ev_cpu_us(&one);
 		ev_add_interval(&res->initiator, &j->w.start, &j->w.end);

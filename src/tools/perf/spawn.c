@@ -211,7 +211,8 @@ int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_
 	ctl_put_text(&m[0], CTL_T_TOOL, "perf");
 	ret = ctl_call(&sp->ctl, &m[0], CTL_HELLO_OK, &m[1], err, errlen);
 	if (ret) {
-		ret = ret == -ECONNRESET || ret == -ETIMEDOUT ? spawn_fail_reason(sp, err, errlen) : ret;
+		/* its end closed (it exited before or while we sent, or never answered): say why */
+		ret = ret == -ECONNRESET || ret == -EPIPE || ret == -ETIMEDOUT ? spawn_fail_reason(sp, err, errlen) : ret;
 		goto fail;
 	}
 	sp->ctl.timeout_ms = SAMPLE_TIMEOUT_MS;

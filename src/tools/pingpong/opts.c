@@ -123,8 +123,8 @@ static const struct opt_cmd pp_cmd = {
 		 "round trip. Each figure is the average of --runs runs of -n round trips.\n"
 		 "UDP unless --tcp; pin the client and the server to different CPUs (--cpus CPU),\n"
 		 "or the figures mean little.\n\n",
-	.epilog = "\nExit status: 0 done, 1 a run failed, 2 bad input (option, mode), 130 interrupted\n"
-		  "(the results so far are printed).\n",
+	.epilog = "\nExit status: 0 done, 1 a run failed, 2 bad input (option, mode), 130\n"
+		  "interrupted (the results so far are printed).\n",
 };
 
 int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t errlen)

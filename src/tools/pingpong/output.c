@@ -488,6 +488,19 @@ static void print_table(FILE *out, const struct pp_result *res)
 			res->rows[0].runs[0].napi_id, res->rows[0].server_napi_id);
 	if (res->opts.breakdown)
 		print_breakdown(out, res);
+	for (int i = 0; i < res->nrows; i++) {
+		const struct pp_row *row = &res->rows[i];
+		struct bp_mode m;
+
+		/* a busy-poll mode over a path with no NAPI (loopback) had nothing to busy poll: say so */
+		if (!row->nruns || row->runs[0].napi_id || row->server_napi_id ||
+		    bp_mode_parse(row->client_mode, &m, NULL, 0) || !bp_mode_is_busy_poll(&m))
+			continue;
+		fprintf(out, "\nnote: %s asks the kernel to busy poll NAPI, but the socket had no NAPI id (loopback has "
+			"none): it had nothing to busy poll; `busypoll testbed up` makes a path that has one\n",
+			row->client_mode);
+		break;
+	}
 }
 
 void pp_print(FILE *out, const struct pp_result *r, enum tool_format format)

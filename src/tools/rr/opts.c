@@ -120,10 +120,10 @@ static const struct opt_cmd rr_cmd = {
 		 "\n"
 		 "Request/response benchmark (like neper tcp_rr / sockperf ping-pong): each flow\n"
 		 "sends a request and waits for the response before sending the next one.\n"
-		 "--udp: UDP flows, request >= 8 bytes (it carries the run id), both sizes <= 65507\n"
-		 "(one datagram).\n\n",
-	.epilog = "\nExit status: 0 done, 1 the run failed, 2 bad input, 130 interrupted (the results\n"
-		  "so far are printed).\n",
+		 "--udp: UDP flows, request >= 8 bytes (it carries the run id), both sizes\n"
+		 "<= 65507 (one datagram).\n\n",
+	.epilog = "\nExit status: 0 done, 1 the run failed, 2 bad input, 130 interrupted (the\n"
+		  "results so far are printed).\n",
 };
 
 int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t errlen)

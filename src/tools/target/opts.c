@@ -138,8 +138,8 @@ static const struct opt_spec target_specs[] = {
 	{ .name = "nqn", .kind = OPT_CUSTOM, .parse = parse_nqn, .arg = "NQN",
 	  .help = "subsystem NQN (default nqn.2024-01.io.busypoll:target)" },
 	{ .name = "ns", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_ns, .arg = "SPEC",
-	  .help = "a namespace, repeatable (nsid 1, 2, ... in order):\n  ram:SIZE[,bs=512|4096]          e.g. ram:64M\n"
-		  "  file:PATH[,size=SIZE][,bs=N]    file or block device;\n  size= creates or grows the file; Flush = fdatasync" },
+	  .help = "a namespace, repeatable (nsid 1, 2, ... in order):\n  ram:SIZE[,bs=512|4096]        e.g. ram:64M\n"
+		  "  file:PATH[,size=SIZE][,bs=N]  a file or block device\n  (size= creates or grows the file; Flush = fdatasync)" },
 	{ .name = "allow-host", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_allow, .arg = "HOSTNQN",
 	  .help = "only these hosts may connect (repeatable; default any)" },
 	{ .name = "threads", .kind = OPT_INT, TF(cfg.threads), .lo = 1, .hi = BP_NVMET_MAX_THREADS, .arg = "N",
