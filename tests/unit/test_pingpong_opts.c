@@ -157,7 +157,7 @@ static void test_refusals(void **state)
 	expect_error("--client h --format xml", "--format xml: must be table, json or csv");
 	expect_error("--client h --timeout 0", "--timeout 0: must be more than 0 seconds");
 	expect_error("--client h --timeout -1", "--timeout -1: must not be negative");
-	expect_error("--client h --timeout 1e3", "--timeout 1e3: not a number of seconds");
+	expect_error("--client h --timeout 1e3", "--timeout 1e3: not a time (seconds, or with s, ms, m or h)");
 	expect_error("--client h --server-delay-us 5", "--server-delay-us is a server option");
 	expect_error("--client h --bind 1.2.3.4", "--bind is a server option");
 	expect_error("--server --tcp", "--tcp is a client option");

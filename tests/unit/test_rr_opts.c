@@ -262,7 +262,17 @@ static void test_number_errors(void **state)
 	expect_error("--client h -l nan", "--duration nan");
 	expect_error("--client h -l 1.2.3", "--duration 1.2.3");
 	expect_error("--client h -l .", "--duration .");
-	expect_error("--client h -l 10s", "--duration 10s");
+	expect_error("--client h -l 10x", "--duration 10x");
+	expect_error("--client h -l s", "--duration s");
+	expect_error("--client h -l 10ss", "--duration 10ss");
+	/* fio's time units, as every seconds option takes them */
+	expect_ok("--client h -l 10s");
+	assert_true(o.duration_s == 10);
+	expect_ok("--client h -l 500ms");
+	assert_true(o.duration_s == 0.5);
+	expect_ok("--client h -l 2m");
+	assert_true(o.duration_s == 120);
+	expect_error("--client h -l 169h", "--duration 169h: at most a week");
 	expect_error("--client h -l 9999999", "--duration 9999999");
 	expect_error("--client h -n 0", "--transactions 0");
 	expect_error("--client h -n 5x", "--transactions 5x");

@@ -198,7 +198,9 @@ static const struct opt_cmd modes_cmd = {
 		 "List every wait mode family: its keys with their defaults, what it does, and\n"
 		 "whether this kernel and process can use it right now (probed, not assumed).\n\n",
 	.epilog = "\nMODE is BACKEND:POLICY[,key=value|flag...],\n"
-		  "e.g. uring:napi,usecs=100,tracking=static\n",
+		  "e.g. uring:napi,usecs=100,tracking=static\n"
+		  "\nExit status: 0 done (--check: the mode is usable here), 2 bad input or, with\n"
+		  "--check, a mode that is malformed or unusable here.\n",
 };
 
 int cmd_modes(int argc, char **argv)

@@ -166,7 +166,9 @@ static const struct opt_cmd napi_cmd = {
 		 "  get --device DEV     the device-wide sysfs knobs of DEV\n"
 		 "  set --device DEV knob=value...  napi_defer_hard_irqs=N gro_flush_timeout=NS\n"
 		 "                       (writing one sets it for every NAPI of DEV)\n\n",
-	.epilog = "\n`set` prints the settings as they are afterwards.\n",
+	.epilog = "\n`set` prints the settings as they are afterwards.\n"
+		  "\nExit status: 0 done, 1 the kernel refused or failed, 2 bad input (an option, a\n"
+		  "NAPI id, device or namespace that does not exist, no permission).\n",
 	.max_positional = 64,
 	.options_after_positional = true, /* "set ID k=v --netns NS" */
 };

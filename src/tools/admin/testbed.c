@@ -120,6 +120,10 @@ static const struct opt_cmd tb_cmd = {
 		 "  down                 remove exactly the two namespaces `up` made\n"
 		 "  status               both ends: namespace, device, address, NAPI ids and each\n"
 		 "                       NAPI's settings, and how to run rr across it\n\n",
+	.epilog = "\nA bed whose `testbed up` was killed half way, or a `busypoll compare` bed whose\n"
+		  "process is gone, is removed by the next `testbed` command (said on stderr).\n"
+		  "\nExit status: 0 done, 1 the kernel refused or failed, 2 bad input (an option, a\n"
+		  "bed that exists already or does not exist, not root), 130 interrupted.\n",
 	.max_positional = 2,
 	.options_after_positional = true,
 };

@@ -34,7 +34,7 @@ enum opt_kind {
 	OPT_FLAG,     /* no value; sets a bool */
 	OPT_INT,      /* a whole number in [lo, hi] (hi INT64_MAX: no limit); u8/u16/u32/u64/int field */
 	OPT_SIZE,     /* bytes with an optional k or M suffix, 1..hi; uint32_t field */
-	OPT_SECONDS,  /* plain decimal seconds up to max_s (OPT_F_ZERO_OK: 0 allowed); double field */
+	OPT_SECONDS,  /* a time (decimal, optional s/ms/m/h unit) up to max_s seconds (OPT_F_ZERO_OK: 0 allowed); double field */
 	OPT_CHOICE,   /* one of choices[] (NULL-terminated); int field gets the index */
 	OPT_CPUS,     /* a CPU list of CPUs this machine has; int[] field, count (int) at aux */
 	OPT_MODE,     /* a wait mode, parsed and checked against this kernel and process;

@@ -93,12 +93,24 @@ int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, 
 	return 0;
 }
 
+/* seconds_text - max in words for a message: "60 seconds", "an hour", "a week". */
+static const char *seconds_text(double max, char *buf, size_t len)
+{
+	if (max == 3600)
+		return "an hour";
+	if (max == 604800)
+		return "a week";
+	snprintf(buf, len, "%.0f seconds", max);
+	return buf;
+}
+
 int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen)
 {
 	const char *p = s;
 	int digits = 0, dots = 0;
-	double v;
+	double v, mult = 1;
+	char words[32];
 
 	for (; *p; p++) {
 		if (*p >= '0' && *p <= '9')
@@ -110,11 +122,20 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
 	}
 	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
 		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
-	if (*p || !digits)
-		return tool_fail(err, errlen, "%s %s: not a number of seconds", name, s);
-	v = strtod(s, NULL);
+	/* fio's time units: none or s seconds, ms, m minutes, h hours */
+	if (!strcmp(p, "ms"))
+		mult = 1e-3;
+	else if (!strcmp(p, "m"))
+		mult = 60;
+	else if (!strcmp(p, "h"))
+		mult = 3600;
+	else if (*p && strcmp(p, "s"))
+		digits = 0;
+	if (!digits)
+		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
+	v = strtod(s, NULL) * mult;
 	if (v > max)
-		return tool_fail(err, errlen, "%s %s: at most %.0f seconds", name, s, max);
+		return tool_fail(err, errlen, "%s %s: at most %s", name, s, seconds_text(max, words, sizeof(words)));
 	if (v == 0 && !zero_ok)
 		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
 	*out = v;

@@ -31,8 +31,9 @@ int tool_opt_int(const char *name, const char *s, long long lo, long long hi, lo
 /* tool_opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, in 1..max. */
 int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen);
 /*
- * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex, inf
- * or nan, all of which strtod would take) up to max; zero_ok: 0 allowed.
+ * tool_opt_seconds - a time: a plain decimal ("10", "0.5", ".5"; no sign, exponent,
+ * hex, inf or nan, all of which strtod would take) with fio's optional unit (s, ms,
+ * m, h; none = seconds), in seconds up to max; zero_ok: 0 allowed.
  */
 int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen);

@@ -240,6 +240,8 @@ static const struct opt_cmd cmp_cmd = {
 		 "Runs busypoll rr in every wait mode this machine supports, side by side, on a\n"
 		 "temporary veth test bed (as root; removed on exit) where busy polling really\n"
 		 "engages.\n\n",
+	.epilog = "\nExit status: 0 done, 1 a cell failed or the test bed could not be built, 2 bad\n"
+		  "input, 130 interrupted (the cells so far are printed).\n",
 };
 
 static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size_t errlen)

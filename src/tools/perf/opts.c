@@ -127,41 +127,10 @@ int perf_split_args(const char *args, char *buf, char **words, int max)
 	return n;
 }
 
-/*
- * opt_time - seconds, as fio's time type: a decimal with an optional unit
- * (s, ms, m, h; none = seconds).
- */
+/* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
 static int opt_time(const char *name, const char *s, bool zero_ok, double *out, char *err, size_t errlen)
 {
-	char num[32];
-	size_t len = strlen(s);
-	double mult = 1;
-	int r;
-
-	if (len >= 2 && !strcmp(s + len - 2, "ms")) {
-		mult = 1e-3;
-		len -= 2;
-	} else if (len && (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h')) {
-		mult = s[len - 1] == 'm' ? 60 : s[len - 1] == 'h' ? 3600 : 1;
-		len--;
-	}
-	if (len == 0 || len >= sizeof(num))
-		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
-	memcpy(num, s, len);
-	num[len] = 0;
-	r = tool_opt_seconds(name, num, zero_ok, MAX_SECONDS / mult, out, NULL, 0);
-	if (r) {
-		if (num[0] == '-')
-			return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
-		if (strspn(num, "0123456789.") == len && strchr(num, '.') == strrchr(num, '.') && strspn(num, ".") != len) {
-			if (strtod(num, NULL) == 0)
-				return tool_fail(err, errlen, "%s %s: must be more than 0", name, s);
-			return tool_fail(err, errlen, "%s %s: at most a week", name, s);
-		}
-		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
-	}
-	*out *= mult;
-	return 0;
+	return tool_opt_seconds(name, s, zero_ok, MAX_SECONDS, out, err, errlen);
 }
 
 /* opt_size64 - bytes with an optional k K m M g G t T suffix (powers of 1024), in [lo, 2^60]. */

@@ -57,7 +57,7 @@ static int refuse_warmup(const struct opt_spec *s, const char *name, const char 
 
 static const struct opt_spec pp_specs[] = {
 	{ .name = "server-delay-us", .kind = OPT_INT, .role = OPT_ROLE_SERVER, PP_FIELD(server_delay_us), .lo = 0,
-	  .hi = PP_MAX_DELAY_US, .arg = "N", .help = "server: busy-wait N us before each reply (0.." STR(PP_MAX_DELAY_US) ")" },
+	  .hi = PP_MAX_DELAY_US, .arg = "N", .help = "server: busy-wait N us before each reply (0..1000000, one second)" },
 	{ .name = "size", .kind = OPT_CUSTOM, .role = OPT_ROLE_CLIENT, PP_FIELD(size), .parse = opt_size, .arg = "B",
 	  .help = "client: request (= reply) bytes, 48 (the header) to 65507,\nsuffix k allowed",
 	  .dflt = OPT_DFLT_FIELD },

@@ -53,7 +53,7 @@ static const struct opt_spec rr_specs[] = {
 	  RR_FIELD(response_size), .hi = BP_RR_MAX_SIZE, .arg = "B",
 	  .help = "client: response bytes, 1..16M, suffixes k and M", .dflt = OPT_DFLT_FIELD },
 	{ .name = "duration", .shortname = 'l', .kind = OPT_SECONDS, .role = OPT_ROLE_CLIENT, RR_FIELD(duration_s),
-	  .max_s = RR_MAX_SECONDS, .arg = "S", .help = "client: measure for S seconds, decimals allowed",
+	  .max_s = RR_MAX_SECONDS, .arg = "S", .help = "client: measure for S seconds (decimals, s ms m h units allowed)",
 	  .dflt = OPT_DFLT_FIELD },
 	{ .name = "transactions", .shortname = 'n', .kind = OPT_INT, .role = OPT_ROLE_CLIENT,
 	  RR_FIELD(transactions), .lo = 1, .hi = INT64_MAX, .arg = "N",

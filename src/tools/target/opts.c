@@ -238,7 +238,9 @@ static const struct opt_cmd target_cmd = {
 		 "nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
 		 "passes with none. The Linux host (nvme connect) and nvme-cli work against it.\n\n",
 	.epilog = "\nPer-queue counters go to stdout (in --format) on SIGUSR1 and at exit (SIGINT,\n"
-		  "SIGTERM, SIGHUP).\n",
+		  "SIGTERM, SIGHUP).\n"
+		  "\nExit status: 0 stopped by a signal, 1 the target failed, 2 bad input (an\n"
+		  "option, a namespace that cannot be used, an address it cannot listen on).\n",
 };
 
 int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, size_t errlen)
