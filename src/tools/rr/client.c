@@ -563,8 +563,9 @@ static int client_prepare(struct rr_client *cl, struct rr_result *res, char *err
 		return ret;
 	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
 	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
-		return ret;
+		/* what the user typed does not name a server: bad input (exit 2), said of the option */
+		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());
+		return ret == -ENOMEM ? ret : -EINVAL;
 	}
 	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
 	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);
