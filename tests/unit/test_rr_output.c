@@ -447,6 +447,58 @@ static void test_table(void **state)
 	free(t);
 }
 
+/*
+ * What issue 12 made the output say: the server's own CPUs (never the client's), a
+ * failure above the figures it cut short (and in json), a busy-poll mode with no
+ * NAPI to poll, and nothing measured said as such (no table of zeros).
+ */
+static void test_truthful(void **state)
+{
+	char *t, exp[512];
+
+	build_result(&res);
+	assert_int_equal(bp_mode_parse(res.opts.mode_text, &res.opts.mode, NULL, 0), 0);
+	res.server_cpus[0] = 3;
+	res.nserver_cpus = 1;
+	snprintf(res.failed, sizeof(res.failed), "server 192.0.2.7:12867 stopped answering: no response for 5 s");
+	t = render(&res, TOOL_FORMAT_TABLE);
+	/* client 0,1 on its line, server 3 on its own */
+	assert_non_null(strstr(t, "server mode   epoll:napi,usecs=64,budget=8,prefer"));
+	assert_non_null(strstr(strstr(t, "server mode"), "3"));
+	assert_null(strstr(strstr(t, "server mode"), "0,1\n  kernel"));
+	assert_non_null(strstr(t, "failed: server 192.0.2.7:12867 stopped answering: no response for 5 s; partial results"));
+	assert_true(strstr(t, "failed: ") < strstr(t, "transactions/s"));
+	/* the client had no NAPI id in a busy-poll mode: said */
+	assert_non_null(strstr(t, "note: epoll:napi,usecs=64,budget=8 asks the kernel to busy poll NAPI"));
+	free(t);
+	snprintf(exp, sizeof(exp),
+		 "{\"settings.server_cpus\": [3], \"settings.cpus\": [0, 1],"
+		 " \"failed\": \"server 192.0.2.7:12867 stopped answering: no response for 5 s\"}");
+	assert_int_equal(check_with_python(&res, exp, false), 0);
+
+	/* flows with a NAPI id: no note */
+	res.client.napi_ids[0] = 8193;
+	res.client.n_napi_ids = 1;
+	res.failed[0] = 0;
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_null(strstr(t, "note:"));
+	assert_null(strstr(t, "failed:"));
+	free(t);
+	assert_int_equal(check_with_python(&res, "{\"failed\": null, \"note\": null}", false), 0);
+
+	/* Ctrl-C in the warm-up: no figures, no zeros */
+	res.client.valid = false;
+	res.server.valid = false;
+	res.interrupted = true;
+	res.transactions = 0;
+	res.seconds = 0;
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_non_null(strstr(t, "interrupted before anything was measured"));
+	assert_null(strstr(t, "transactions/s"));
+	assert_null(strstr(t, "syscalls/tx"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_json_hostile_strings),
 		cmocka_unit_test(test_csv_shape),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_truthful),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
