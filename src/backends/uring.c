@@ -53,7 +53,7 @@
  * Teardown: ->fini cancels whatever is still in flight and waits briefly for
  * it, so the kernel writes into no receive buffer once the core frees it.
  *
- * Syscall accounting: loop->ctr.syscalls counts io_uring_setup, io_uring_enter
+ * Syscall accounting: bl->ctr.syscalls counts io_uring_setup, io_uring_enter
  * and io_uring_register calls that really happen. liburing decides by itself
  * whether io_uring_submit enters; submit_enters() mirrors its test (with
  * SQPOLL the SQ thread may fall asleep between the two looks, so that count
@@ -69,7 +69,7 @@
 
 #include <liburing.h>
 
-#include "core/internal.h"
+#include "backends/uring.h"
 
 #define URING_SQ_ENTRIES 1024
 #define URING_CQ_ENTRIES 4096
@@ -98,9 +98,9 @@ struct uring {
 	bool napi_static;      /* static NAPI tracking: napi_seen adds ids */
 };
 
-static inline struct uring *ring_of(struct bp_loop *loop)
+static inline struct uring *ring_of(struct bp_backend_loop *bl)
 {
-	return loop->backend_data;
+	return bl->data;
 }
 
 static inline uint64_t encode_user_data(struct bp_io *io, unsigned op)
@@ -122,10 +122,10 @@ static inline unsigned user_data_op(uint64_t ud)
  * ring_register - io_uring_register(2) by hand: liburing 2.3 has no NAPI
  * helper, and its io_uring_enable_rings() is declared but not exported.
  */
-static int ring_register(struct bp_loop *loop, struct uring *u, unsigned opcode,
+static int ring_register(struct bp_backend_loop *bl, struct uring *u, unsigned opcode,
 			 void *arg, unsigned nr_args)
 {
-	loop->ctr.syscalls++;
+	bl->ctr.syscalls++;
 	if (syscall(__NR_io_uring_register, u->ring.ring_fd, opcode, arg, nr_args) < 0)
 		return -errno;
 	return 0;
@@ -167,13 +167,13 @@ static bool submit_enters(const struct io_uring *ring)
  * disabled and enabled here, on first use, so that it belongs to the thread
  * that runs the loop even if another thread created the loop.
  */
-static int enable_ring(struct bp_loop *loop, struct uring *u)
+static int enable_ring(struct bp_backend_loop *bl, struct uring *u)
 {
 	int ret;
 
 	if (!u->disabled)
 		return 0;
-	ret = ring_register(loop, u, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+	ret = ring_register(bl, u, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 	if (ret < 0)
 		return bp_err_sys("io_uring_register", ret);
 	u->disabled = false;
@@ -181,17 +181,17 @@ static int enable_ring(struct bp_loop *loop, struct uring *u)
 }
 
 /* submit_pending - hand queued SQEs to the kernel (no waiting). */
-static int submit_pending(struct bp_loop *loop, struct uring *u)
+static int submit_pending(struct bp_backend_loop *bl, struct uring *u)
 {
 	int ret;
 
-	ret = enable_ring(loop, u);
+	ret = enable_ring(bl, u);
 	if (ret < 0)
 		return ret;
 	if (!io_uring_sq_ready(&u->ring) && !io_uring_cq_has_overflow(&u->ring))
 		return 0;
 	if (submit_enters(&u->ring))
-		loop->ctr.syscalls++;
+		bl->ctr.syscalls++;
 	ret = io_uring_submit(&u->ring);
 	if (ret < 0 && ret != -EBUSY && ret != -EAGAIN && ret != -EINTR)
 		return enter_error(ret);
@@ -202,18 +202,18 @@ static int submit_pending(struct bp_loop *loop, struct uring *u)
  * get_sqe - a free SQE. The SQ only fills up after 1024 ops queued within one
  * loop iteration; then submit what is queued and take a fresh one.
  */
-static struct io_uring_sqe *get_sqe(struct bp_loop *loop, struct uring *u, int *err)
+static struct io_uring_sqe *get_sqe(struct bp_backend_loop *bl, struct uring *u, int *err)
 {
 	struct io_uring_sqe *sqe;
 
 	sqe = io_uring_get_sqe(&u->ring);
 	for (int tries = 0; !sqe && tries < 2; tries++) {
-		*err = submit_pending(loop, u);
+		*err = submit_pending(bl, u);
 		if (*err < 0)
 			return NULL;
 		/* SQPOLL: the kernel thread frees SQ slots only as it consumes them */
 		if ((u->ring.flags & IORING_SETUP_SQPOLL) && !io_uring_sq_space_left(&u->ring)) {
-			loop->ctr.syscalls++;
+			bl->ctr.syscalls++;
 			io_uring_sqring_wait(&u->ring);
 		}
 		sqe = io_uring_get_sqe(&u->ring);
@@ -249,7 +249,7 @@ static void track_op(struct uring *u, struct io_uring_sqe *sqe, struct bp_io *io
  * The re-armed one-shot poll is submitted with the next wait, after the core
  * has accepted, so it fires at once if the backlog is not empty: level.
  */
-static int arm_poll(struct bp_loop *loop, struct uring *u, struct bp_io *io, unsigned op)
+static int arm_poll(struct bp_backend_loop *bl, struct uring *u, struct bp_io *io, unsigned op)
 {
 	struct io_uring_sqe *sqe;
 	int err = 0;
@@ -259,7 +259,7 @@ static int arm_poll(struct bp_loop *loop, struct uring *u, struct bp_io *io, uns
 			io->bstate |= REARM_BIT(op);
 		return 0;
 	}
-	sqe = get_sqe(loop, u, &err);
+	sqe = get_sqe(bl, u, &err);
 	if (!sqe)
 		return err;
 	if (op == OP_POLL && io->kind != BP_IO_LISTENER)
@@ -273,12 +273,12 @@ static int arm_poll(struct bp_loop *loop, struct uring *u, struct bp_io *io, uns
 }
 
 /* cancel_op - cancel the one op of this kind in flight for io. */
-static int cancel_op(struct bp_loop *loop, struct uring *u, struct bp_io *io, unsigned op)
+static int cancel_op(struct bp_backend_loop *bl, struct uring *u, struct bp_io *io, unsigned op)
 {
 	struct io_uring_sqe *sqe;
 	int err = 0;
 
-	sqe = get_sqe(loop, u, &err);
+	sqe = get_sqe(bl, u, &err);
 	if (!sqe)
 		return err;
 	io_uring_prep_cancel64(sqe, encode_user_data(io, op), 0);
@@ -293,15 +293,7 @@ static unsigned setup_flags(const struct bp_mode *mode)
 {
 	if (mode->policy == BP_POLICY_SQPOLL)
 		return IORING_SETUP_SQPOLL;
-	switch (mode->setup) {
-	case BP_URING_SETUP_COOP:
-		return IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN;
-	case BP_URING_SETUP_DEFER:
-		return IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	case BP_URING_SETUP_PLAIN:
-	default:
-		return 0;
-	}
+	return bp_uring_setup_flags(mode->setup);
 }
 
 static const char *setup_name(const struct bp_mode *mode)
@@ -318,9 +310,9 @@ static const char *setup_name(const struct bp_mode *mode)
 	}
 }
 
-static int setup_ring(struct bp_loop *loop, struct uring *u)
+static int setup_ring(struct bp_backend_loop *bl, struct uring *u)
 {
-	const struct bp_mode *mode = &loop->mode;
+	const struct bp_mode *mode = &bl->mode;
 	struct io_uring_params p;
 	int ret;
 
@@ -332,7 +324,7 @@ static int setup_ring(struct bp_loop *loop, struct uring *u)
 	if (p.flags & IORING_SETUP_SINGLE_ISSUER)
 		p.flags |= IORING_SETUP_R_DISABLED;
 
-	loop->ctr.syscalls++;
+	bl->ctr.syscalls++;
 	ret = io_uring_queue_init_params(URING_SQ_ENTRIES, &u->ring, &p);
 	if (ret == -EINVAL)
 		return bp_err_set(-EOPNOTSUPP, "uring %s: io_uring_setup: ring flags not supported by this kernel",
@@ -347,15 +339,16 @@ static int setup_ring(struct bp_loop *loop, struct uring *u)
 	return 0;
 }
 
-/* napi_register - IORING_REGISTER_NAPI (nr_args must be 1); the old settings come back in *napi. */
-static int napi_register(struct bp_loop *loop, struct uring *u, struct bp_io_uring_napi *napi)
+/* napi_register - IORING_REGISTER_NAPI, counted; the old settings come back in *napi. */
+static int napi_register(struct bp_backend_loop *bl, struct uring *u, struct bp_io_uring_napi *napi)
 {
-	return ring_register(loop, u, IORING_REGISTER_NAPI, napi, 1);
+	bl->ctr.syscalls++;
+	return bp_uring_register_napi(u->ring.ring_fd, napi);
 }
 
-static int setup_napi(struct bp_loop *loop, struct uring *u)
+static int setup_napi(struct bp_backend_loop *bl, struct uring *u)
 {
-	const struct bp_mode *mode = &loop->mode;
+	const struct bp_mode *mode = &bl->mode;
 	bool track_static = mode->tracking == BP_TRACKING_STATIC;
 	struct bp_io_uring_napi napi;
 	int ret;
@@ -366,7 +359,7 @@ static int setup_napi(struct bp_loop *loop, struct uring *u)
 	napi.opcode = BP_NAPI_OP_REGISTER;
 	napi.op_param = track_static ? BP_NAPI_TRACK_STATIC : BP_NAPI_TRACK_DYNAMIC;
 
-	ret = napi_register(loop, u, &napi);
+	ret = napi_register(bl, u, &napi);
 	if (ret == -EINVAL)
 		return bp_err_set(-EOPNOTSUPP,
 				  "uring napi: IORING_REGISTER_NAPI%s not supported by this kernel (needs Linux %s)",
@@ -386,31 +379,31 @@ static bool wants_napi(const struct bp_mode *mode)
 	       (mode->policy == BP_POLICY_SQPOLL && mode->busy_usecs > 0);
 }
 
-static int uring_init(struct bp_loop *loop)
+static int uring_init(struct bp_backend_loop *bl)
 {
 	struct uring *u;
 	int ret;
 
-	if (loop->mode.policy == BP_POLICY_SUSPEND)
+	if (bl->mode.policy == BP_POLICY_SUSPEND)
 		return bp_err_set(-EOPNOTSUPP, "uring:suspend: IRQ suspension is an epoll mode");
 
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return bp_err_set(-ENOMEM, "uring: out of memory");
-	ret = setup_ring(loop, u);
+	ret = setup_ring(bl, u);
 	if (ret < 0) {
 		free(u);
 		return ret;
 	}
-	if (wants_napi(&loop->mode)) {
-		ret = setup_napi(loop, u);
+	if (wants_napi(&bl->mode)) {
+		ret = setup_napi(bl, u);
 		if (ret < 0) {
 			io_uring_queue_exit(&u->ring);
 			free(u);
 			return ret;
 		}
 	}
-	loop->backend_data = u;
+	bl->data = u;
 	return 0;
 }
 
@@ -419,7 +412,7 @@ static int uring_init(struct bp_loop *loop)
  * come back, so the kernel writes into no receive buffer after we return. The
  * ios may be gone already: only our own op count is used.
  */
-static void drain_ring(struct bp_loop *loop, struct uring *u)
+static void drain_ring(struct bp_backend_loop *bl, struct uring *u)
 {
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 20 * 1000 * 1000 };
 	struct io_uring_sqe *sqe;
@@ -429,7 +422,7 @@ static void drain_ring(struct bp_loop *loop, struct uring *u)
 
 	if (u->disabled || !u->ops)
 		return;
-	sqe = get_sqe(loop, u, &err);
+	sqe = get_sqe(bl, u, &err);
 	if (!sqe)
 		return;
 	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
@@ -439,7 +432,7 @@ static void drain_ring(struct bp_loop *loop, struct uring *u)
 	for (int round = 0; u->ops && round < 10; round++) {
 		int ret;
 
-		loop->ctr.syscalls++;
+		bl->ctr.syscalls++;
 		ret = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, &ts, NULL);
 		if (ret < 0 && ret != -ETIME && ret != -EINTR)
 			break; /* e.g. -EEXIST: destroyed from another thread */
@@ -455,87 +448,88 @@ static void drain_ring(struct bp_loop *loop, struct uring *u)
 	}
 }
 
-static void uring_fini(struct bp_loop *loop)
+static void uring_fini(struct bp_backend_loop *bl)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 
 	if (!u)
 		return;
-	drain_ring(loop, u);
+	drain_ring(bl, u);
 	io_uring_queue_exit(&u->ring);
 	free(u);
-	loop->backend_data = NULL;
+	bl->data = NULL;
 }
 
 /* ---- ops the core calls ---- */
 
-static int uring_add(struct bp_loop *loop, struct bp_io *io)
+static int uring_add(struct bp_backend_loop *bl, struct bp_io *io)
 {
 	/* a conn gets its receive from ->recv; only listeners and the wake fd poll */
 	if (io->kind == BP_IO_CONN)
 		return 0;
-	return arm_poll(loop, ring_of(loop), io, OP_POLL);
+	return arm_poll(bl, ring_of(bl), io, OP_POLL);
 }
 
-static int uring_want_write(struct bp_loop *loop, struct bp_io *io, bool on)
+static int uring_want_write(struct bp_backend_loop *bl, struct bp_io *io, bool on)
 {
 	/* on=false: a one-shot poll stops by itself; nothing to take back */
 	if (!on)
 		return 0;
-	return arm_poll(loop, ring_of(loop), io, OP_POLLOUT);
+	return arm_poll(bl, ring_of(bl), io, OP_POLLOUT);
 }
 
-static int uring_recv(struct bp_loop *loop, struct bp_conn *c)
+static int uring_recv(struct bp_backend_loop *bl, struct bp_io *io, const struct bp_recv *r)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 	struct io_uring_sqe *sqe;
 	int err = 0;
 
-	if (c->io.bstate & (OP_BIT(OP_RECV) | OP_BIT(OP_RECVMSG)))
-		return bp_err_set(-EALREADY, "uring: receive already armed on fd %d", c->io.fd);
+	if (io->bstate & (OP_BIT(OP_RECV) | OP_BIT(OP_RECVMSG)))
+		return bp_err_set(-EALREADY, "uring: receive already armed on fd %d", io->fd);
 	/* a 0-byte stream receive would complete with 0, which reads as EOF */
-	if (!(c->flags & BP_CONN_DGRAM) && c->rlen >= c->rcap)
-		return bp_err_set(-ENOBUFS, "uring: no room to receive on fd %d", c->io.fd);
+	if (!r->msg && r->len == 0)
+		return bp_err_set(-ENOBUFS, "uring: no room to receive on fd %d", io->fd);
 
-	sqe = get_sqe(loop, u, &err);
+	sqe = get_sqe(bl, u, &err);
 	if (!sqe)
 		return err;
 	/* datagrams need the source address, timestamped conns the control data */
-	if (c->flags & (BP_CONN_DGRAM | BP_CONN_TIMESTAMPS)) {
-		io_uring_prep_recvmsg(sqe, c->io.fd, &c->rmsg, 0);
-		track_op(u, sqe, &c->io, OP_RECVMSG);
+	if (r->msg) {
+		io_uring_prep_recvmsg(sqe, io->fd, r->msg, 0);
+		track_op(u, sqe, io, OP_RECVMSG);
 	} else {
-		io_uring_prep_recv(sqe, c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, 0);
-		track_op(u, sqe, &c->io, OP_RECV);
+		io_uring_prep_recv(sqe, io->fd, r->buf, r->len, 0);
+		track_op(u, sqe, io, OP_RECV);
 	}
 	return 0;
 }
 
-static int uring_send(struct bp_loop *loop, struct bp_conn *c, const void *buf, size_t len)
+static int uring_send(struct bp_backend_loop *bl, struct bp_io *io, const void *buf, size_t len,
+		      struct msghdr *msg)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 	struct io_uring_sqe *sqe;
 	int err = 0;
 
-	if (c->io.bstate & (OP_BIT(OP_SEND) | OP_BIT(OP_SENDMSG)))
-		return bp_err_set(-EALREADY, "uring: send already in flight on fd %d", c->io.fd);
+	if (io->bstate & (OP_BIT(OP_SEND) | OP_BIT(OP_SENDMSG)))
+		return bp_err_set(-EALREADY, "uring: send already in flight on fd %d", io->fd);
 
-	sqe = get_sqe(loop, u, &err);
+	sqe = get_sqe(bl, u, &err);
 	if (!sqe)
 		return err;
-	if (!buf) {
-		io_uring_prep_sendmsg(sqe, c->io.fd, &c->smsg, MSG_NOSIGNAL);
-		track_op(u, sqe, &c->io, OP_SENDMSG);
+	if (msg) {
+		io_uring_prep_sendmsg(sqe, io->fd, msg, MSG_NOSIGNAL);
+		track_op(u, sqe, io, OP_SENDMSG);
 	} else {
-		io_uring_prep_send(sqe, c->io.fd, buf, len, MSG_NOSIGNAL);
-		track_op(u, sqe, &c->io, OP_SEND);
+		io_uring_prep_send(sqe, io->fd, buf, len, MSG_NOSIGNAL);
+		track_op(u, sqe, io, OP_SEND);
 	}
 	return 0;
 }
 
-static int uring_del(struct bp_loop *loop, struct bp_io *io)
+static int uring_del(struct bp_backend_loop *bl, struct bp_io *io)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 	int ret;
 
 	/*
@@ -549,16 +543,16 @@ static int uring_del(struct bp_loop *loop, struct bp_io *io)
 		if (!(io->bstate & OP_BIT(op)) || (io->bstate & CANCELLED_BIT(op)))
 			continue;
 		io->bstate |= CANCELLED_BIT(op);
-		ret = cancel_op(loop, u, io, op);
+		ret = cancel_op(bl, u, io, op);
 		if (ret < 0)
 			return ret;
 	}
 	return 0;
 }
 
-static void uring_napi_seen(struct bp_loop *loop, uint32_t napi_id)
+static void uring_napi_seen(struct bp_backend_loop *bl, uint32_t napi_id)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 	struct bp_io_uring_napi napi;
 	int ret;
 
@@ -567,7 +561,7 @@ static void uring_napi_seen(struct bp_loop *loop, uint32_t napi_id)
 	memset(&napi, 0, sizeof(napi));
 	napi.opcode = BP_NAPI_OP_STATIC_ADD;
 	napi.op_param = napi_id;
-	ret = napi_register(loop, u, &napi);
+	ret = napi_register(bl, u, &napi);
 	if (ret < 0 && ret != -EEXIST)
 		bp_err_sys("io_uring_register", ret);
 }
@@ -587,10 +581,10 @@ static uint32_t poll_flags(int32_t res)
 	return flags;
 }
 
-static void push_event(struct bp_loop *loop, struct bp_io *io, uint8_t kind,
+static void push_event(struct bp_backend_loop *bl, struct bp_io *io, uint8_t kind,
 		       uint32_t flags, int32_t res)
 {
-	struct bp_event *ev = &loop->ev[loop->nev++];
+	struct bp_event *ev = &bl->ev[bl->nev++];
 
 	ev->io = io;
 	ev->kind = kind;
@@ -599,7 +593,7 @@ static void push_event(struct bp_loop *loop, struct bp_io *io, uint8_t kind,
 }
 
 /* handle_cqe - account one CQE; maybe append one event. */
-static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_uring_cqe *cqe)
+static void handle_cqe(struct bp_backend_loop *bl, struct uring *u, const struct io_uring_cqe *cqe)
 {
 	unsigned op = user_data_op(cqe->user_data);
 	struct bp_io *io = user_data_io(cqe->user_data);
@@ -620,7 +614,7 @@ static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_ur
 		io->bstate &= ~CANCELLED_BIT(op);
 		if ((io->bstate & REARM_BIT(op)) && !io->dead) {
 			io->bstate &= ~REARM_BIT(op);
-			arm_poll(loop, u, io, op);
+			arm_poll(bl, u, io, op);
 		}
 		return;
 	}
@@ -630,39 +624,39 @@ static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_ur
 	switch (op) {
 	case OP_RECV:
 	case OP_RECVMSG:
-		push_event(loop, io, BP_EV_RECV, 0, cqe->res);
+		push_event(bl, io, BP_EV_RECV, 0, cqe->res);
 		break;
 	case OP_SEND:
 	case OP_SENDMSG:
-		push_event(loop, io, BP_EV_SEND, 0, cqe->res);
+		push_event(bl, io, BP_EV_SEND, 0, cqe->res);
 		break;
 	case OP_POLL:
-		push_event(loop, io, BP_EV_READABLE, poll_flags(cqe->res), cqe->res);
+		push_event(bl, io, BP_EV_READABLE, poll_flags(cqe->res), cqe->res);
 		/* a listener's one-shot poll, or a multishot the kernel ended (CQ overflow) */
 		if (!more && cqe->res >= 0)
-			arm_poll(loop, u, io, OP_POLL);
+			arm_poll(bl, u, io, OP_POLL);
 		break;
 	case OP_POLLOUT:
-		push_event(loop, io, BP_EV_WRITABLE, poll_flags(cqe->res), cqe->res);
+		push_event(bl, io, BP_EV_WRITABLE, poll_flags(cqe->res), cqe->res);
 		break;
 	}
 }
 
-/* reap_cqes - turn CQEs into events while loop->ev has room; the rest waits. */
-static int reap_cqes(struct bp_loop *loop, struct uring *u)
+/* reap_cqes - turn CQEs into events while bl->ev has room; the rest waits. */
+static int reap_cqes(struct bp_backend_loop *bl, struct uring *u)
 {
 	struct io_uring_cqe *cqe;
 	unsigned head, seen = 0;
-	int before = loop->nev;
+	int before = bl->nev;
 
 	io_uring_for_each_cqe(&u->ring, head, cqe) {
-		if (loop->nev >= BP_MAX_EVENTS)
+		if (bl->nev >= BP_MAX_EVENTS)
 			break;
-		handle_cqe(loop, u, cqe);
+		handle_cqe(bl, u, cqe);
 		seen++;
 	}
 	io_uring_cq_advance(&u->ring, seen);
-	return loop->nev - before;
+	return bl->nev - before;
 }
 
 /*
@@ -670,25 +664,25 @@ static int reap_cqes(struct bp_loop *loop, struct uring *u)
  * task work that posts completions; plain and SQPOLL rings need no syscall
  * when nothing is queued.
  */
-static int poll_ring(struct bp_loop *loop, struct uring *u)
+static int poll_ring(struct bp_backend_loop *bl, struct uring *u)
 {
 	int ret;
 
 	if (u->deferred_tw && !io_uring_cq_ready(&u->ring)) {
-		ret = enable_ring(loop, u);
+		ret = enable_ring(bl, u);
 		if (ret < 0)
 			return ret;
-		loop->ctr.syscalls++;
+		bl->ctr.syscalls++;
 		ret = io_uring_submit_and_get_events(&u->ring);
 		if (ret < 0 && ret != -EINTR && ret != -EBUSY && ret != -EAGAIN)
 			return enter_error(ret);
 		return 0;
 	}
-	return submit_pending(loop, u);
+	return submit_pending(bl, u);
 }
 
 /* wait_ring - submit and sleep (or busy poll in the kernel) for one CQE. */
-static int wait_ring(struct bp_loop *loop, struct uring *u, int64_t timeout_ns)
+static int wait_ring(struct bp_backend_loop *bl, struct uring *u, int64_t timeout_ns)
 {
 	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
@@ -696,12 +690,12 @@ static int wait_ring(struct bp_loop *loop, struct uring *u, int64_t timeout_ns)
 
 	/* something to reap already: do not sleep, but do not hold SQEs back */
 	if (io_uring_cq_ready(&u->ring))
-		return submit_pending(loop, u);
+		return submit_pending(bl, u);
 
-	ret = enable_ring(loop, u);
+	ret = enable_ring(bl, u);
 	if (ret < 0)
 		return ret;
-	loop->ctr.syscalls++;
+	bl->ctr.syscalls++;
 	if (timeout_ns < 0) {
 		/* exactly one io_uring_enter(to_submit, min_complete=1, GETEVENTS) */
 		ret = io_uring_submit_and_wait(&u->ring, 1);
@@ -715,25 +709,28 @@ static int wait_ring(struct bp_loop *loop, struct uring *u, int64_t timeout_ns)
 	return 0;
 }
 
-static int uring_wait(struct bp_loop *loop, int64_t timeout_ns)
+static int uring_wait(struct bp_backend_loop *bl, int64_t timeout_ns)
 {
-	struct uring *u = ring_of(loop);
+	struct uring *u = ring_of(bl);
 	int ret;
 
-	if (loop->nev >= BP_MAX_EVENTS)
-		ret = submit_pending(loop, u);
+	if (bl->nev >= BP_MAX_EVENTS)
+		ret = submit_pending(bl, u);
 	else if (timeout_ns == 0)
-		ret = poll_ring(loop, u);
+		ret = poll_ring(bl, u);
 	else
-		ret = wait_ring(loop, u, timeout_ns);
+		ret = wait_ring(bl, u, timeout_ns);
 	if (ret < 0)
 		return ret;
-	return reap_cqes(loop, u);
+	return reap_cqes(bl, u);
 }
 
 const struct bp_backend_ops bp_backend_uring = {
 	.name = "uring",
+	.kind = BP_BACKEND_URING,
 	.completion = true,
+	.families = bp_uring_families,
+	.check = bp_uring_check,
 	.init = uring_init,
 	.fini = uring_fini,
 	.add = uring_add,

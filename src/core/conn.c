@@ -70,11 +70,11 @@ static void conn_unlink(struct bp_conn *c)
 static void conn_teardown(struct bp_conn *c)
 {
 	c->io.dead = true;
-	c->loop->be->del(c->loop, &c->io);
+	c->loop->be->del(&c->loop->bl, &c->io);
 	if (!c->io.inflight) {
 		close(c->io.fd);
 		c->io.fd = -1;
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 	}
 	conn_unlink(c);
 }
@@ -145,7 +145,7 @@ static void conn_probe_napi(struct bp_conn *c)
 	uint32_t id = 0;
 
 	c->napi_probes--;
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
 		c->napi_id = id;
 		c->napi_probes = 0;
@@ -158,7 +158,7 @@ static bool conn_deliver(struct bp_conn *c, size_t n)
 {
 	size_t used;
 
-	c->loop->ctr.bytes_in += n;
+	c->loop->bl.ctr.bytes_in += n;
 	if (c->napi_probes)
 		conn_probe_napi(c);
 	if (conn_is_dgram(c)) {
@@ -266,7 +266,7 @@ int bp_conn_read_tx_timestamps(struct bp_conn *c)
 		bool have_key = false;
 		uint32_t key = 0;
 
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		if (recvmsg(c->io.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
@@ -320,14 +320,20 @@ uint64_t bp_conn_rx_timestamp(const struct bp_conn *c)
 
 static void conn_arm_recv(struct bp_conn *c)
 {
+	struct bp_recv r = { 0 };
 	int ret;
 
 	if (c->io.dead || (c->flags & (BP_CONN_RECV_ARMED | BP_CONN_CONNECTING)))
 		return;
-	if (conn_is_dgram(c) || (c->flags & BP_CONN_TIMESTAMPS))
+	if (conn_is_dgram(c) || (c->flags & BP_CONN_TIMESTAMPS)) {
 		conn_prepare_rmsg(c);
+		r.msg = &c->rmsg;
+	} else {
+		r.buf = c->rbuf + c->rlen;
+		r.len = c->rcap - c->rlen;
+	}
 	c->flags |= BP_CONN_RECV_ARMED;
-	ret = c->loop->be->recv(c->loop, c);
+	ret = c->loop->be->recv(&c->loop->bl, &c->io, &r);
 	if (ret) {
 		c->flags &= ~BP_CONN_RECV_ARMED;
 		conn_fail(c, ret, "io_uring recv");
@@ -340,7 +346,7 @@ static void conn_read_ready(struct bp_conn *c)
 	for (int i = 0; i < RECVS_PER_EVENT && !c->io.dead; i++) {
 		ssize_t n;
 
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		if (c->flags & BP_CONN_TIMESTAMPS) {
 			conn_prepare_rmsg(c);
 			n = recvmsg(c->io.fd, &c->rmsg, MSG_DONTWAIT);
@@ -410,7 +416,7 @@ static int conn_want_write(struct bp_conn *c, bool on)
 		c->flags |= BP_CONN_WRITE_WANTED;
 	else
 		c->flags &= ~BP_CONN_WRITE_WANTED;
-	return c->loop->be->want_write(c->loop, &c->io, on);
+	return c->loop->be->want_write(&c->loop->bl, &c->io, on);
 }
 
 /* One datagram with a syscall; returns bytes, or -errno. */
@@ -419,7 +425,7 @@ static ssize_t dgram_send_now(struct bp_conn *c, const void *data, size_t len,
 {
 	ssize_t n;
 
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (c->flags & BP_CONN_DGRAM_CONNECTED)
 		n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	else
@@ -451,11 +457,11 @@ static void conn_flush_ready(struct bp_conn *c)
 				bp_sendq_consume(&c->sq, sizeof(h) + h.len);
 				continue;
 			}
-			c->loop->ctr.bytes_out += h.len;
+			c->loop->bl.ctr.bytes_out += h.len;
 			bp_sendq_consume(&c->sq, sizeof(h) + h.len);
 			continue;
 		}
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		n = send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
@@ -464,7 +470,7 @@ static void conn_flush_ready(struct bp_conn *c)
 			conn_fail(c, -errno, "send");
 			return;
 		}
-		c->loop->ctr.bytes_out += (size_t)n;
+		c->loop->bl.ctr.bytes_out += (size_t)n;
 		bp_sendq_consume(&c->sq, (size_t)n);
 	}
 	if (conn_want_write(c, false) < 0) {
@@ -499,11 +505,11 @@ static void conn_start_send(struct bp_conn *c)
 		c->smsg.msg_iovlen = 1;
 		c->inflight_len = sizeof(h) + h.len;
 		c->flags |= BP_CONN_SEND_INFLIGHT;
-		ret = c->loop->be->send(c->loop, c, NULL, 0);
+		ret = c->loop->be->send(&c->loop->bl, &c->io, NULL, 0, &c->smsg);
 	} else {
 		c->inflight_len = bp_sendq_len(&c->sq);
 		c->flags |= BP_CONN_SEND_INFLIGHT;
-		ret = c->loop->be->send(c->loop, c, bp_sendq_data(&c->sq), c->inflight_len);
+		ret = c->loop->be->send(&c->loop->bl, &c->io, bp_sendq_data(&c->sq), c->inflight_len, NULL);
 	}
 	if (ret) {
 		c->flags &= ~BP_CONN_SEND_INFLIGHT;
@@ -525,10 +531,10 @@ static void conn_send_done(struct bp_conn *c, int res)
 		return;
 	}
 	if (conn_is_dgram(c)) {
-		c->loop->ctr.bytes_out += c->siov.iov_len;
+		c->loop->bl.ctr.bytes_out += c->siov.iov_len;
 		bp_sendq_consume(&c->sq, c->inflight_len);
 	} else {
-		c->loop->ctr.bytes_out += (size_t)res;
+		c->loop->bl.ctr.bytes_out += (size_t)res;
 		bp_sendq_consume(&c->sq, (size_t)res);
 	}
 	bp_sendq_unpin(&c->sq);
@@ -562,7 +568,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 		if (idle && !conn_completion(c)) {
 			n = dgram_send_now(c, data, len, &c->peer, c->peerlen);
 			if (n >= 0) {
-				c->loop->ctr.bytes_out += len;
+				c->loop->bl.ctr.bytes_out += len;
 				return 0;
 			}
 			if (n != -EAGAIN) {
@@ -576,7 +582,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 			return bp_err_set(ret, "send: out of memory for the send queue");
 	} else {
 		if (idle && !conn_completion(c)) {
-			c->loop->ctr.syscalls++;
+			c->loop->bl.ctr.syscalls++;
 			n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR) {
@@ -587,7 +593,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 				}
 				n = 0;
 			}
-			c->loop->ctr.bytes_out += (size_t)n;
+			c->loop->bl.ctr.bytes_out += (size_t)n;
 			if ((size_t)n == len)
 				return 0;
 		}
@@ -612,7 +618,7 @@ static void conn_connected(struct bp_conn *c, int poll_res)
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
 	if (!err && poll_res < 0)
@@ -755,7 +761,7 @@ int bp_conn_adopt(struct bp_loop *loop, int fd, const struct bp_conn_ops *ops, v
 	}
 	if (type == SOCK_DGRAM && fd_is_connected(fd))
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
-	ret = loop->be->add(loop, &c->io);
+	ret = loop->be->add(&loop->bl, &c->io);
 	if (ret) {
 		conn_teardown(c);
 		return ret;
@@ -792,7 +798,7 @@ int bp_conn_connect(struct bp_loop *loop, const struct sockaddr *addr, socklen_t
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
 	/* Finish the connect from the loop (on_connect never runs inside this call). */
 	c->flags |= BP_CONN_CONNECTING;
-	ret = loop->be->add(loop, &c->io);
+	ret = loop->be->add(&loop->bl, &c->io);
 	if (!ret)
 		ret = conn_want_write(c, true);
 	if (ret) {
