@@ -18,6 +18,7 @@
 #ifndef BP_BACKENDS_BACKEND_H
 #define BP_BACKENDS_BACKEND_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -172,6 +173,8 @@ const struct bp_backend_ops *bp_backend_of(enum bp_backend_kind kind);
 /* bp_check_say - format one line into err (may be NULL) and the last error; returns ret. */
 int bp_check_say(int ret, char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+int bp_check_vsay(int ret, char *err, size_t errlen, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /* bp_check_probe_failed - a probe that could not run at all (e.g. -EMFILE): "cannot
  * probe WHAT: reason", neither "lacks" nor "not allowed". Returns ret. */
 int bp_check_probe_failed(int ret, const char *what, char *err, size_t errlen);

@@ -38,17 +38,24 @@ const struct bp_backend_ops *bp_backend_of(enum bp_backend_kind kind)
 	return NULL;
 }
 
-int bp_check_say(int ret, char *err, size_t errlen, const char *fmt, ...)
+int bp_check_vsay(int ret, char *err, size_t errlen, const char *fmt, va_list ap)
 {
 	char msg[256];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (err && errlen)
 		snprintf(err, errlen, "%s", msg);
 	return bp_err_set(ret, "%s", msg);
+}
+
+int bp_check_say(int ret, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ret = bp_check_vsay(ret, err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 int bp_check_probe_failed(int ret, const char *what, char *err, size_t errlen)

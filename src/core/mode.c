@@ -98,15 +98,13 @@ static const char *const policy_names[] = { "block", "napi", "spin", "hybrid", "
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = bp_check_vsay(-EINVAL, err, errlen, fmt, ap);
 	va_end(ap);
-	if (err && errlen)
-		snprintf(err, errlen, "%s", msg);
-	return bp_err_set(-EINVAL, "%s", msg);
+	return ret;
 }
 
 static const char *fam_name(const struct family *f)
