@@ -46,24 +46,34 @@ struct bp_io {
 	bool dead;            /* closed by the core: skip its events, free when inflight == 0 */
 	uint32_t inflight;    /* completion backends: ops submitted and not yet completed */
 	uint32_t bstate;      /* backend-private bits (e.g. EPOLLOUT armed, poll armed) */
+	uint32_t bindex;      /* backend-private index (e.g. a registered descriptor slot + 1) */
 };
 
 /* ---- what a backend hands to the core ---- */
 enum bp_ev_kind {
 	BP_EV_READABLE = 1,  /* readiness: the core does the recv/accept/read */
 	BP_EV_WRITABLE,      /* readiness: the core sends queued bytes / finishes connect */
-	BP_EV_RECV,          /* completion: res bytes landed in the receive's buffer, or -errno */
+	BP_EV_RECV,          /* completion: res bytes at data, or -errno (see struct bp_event) */
 	BP_EV_SEND,          /* completion: res bytes of the in-flight send went, or -errno */
 };
 enum {
-	BP_EVF_HUP = 1u << 0, /* peer hung up (readiness backends) */
-	BP_EVF_ERR = 1u << 1, /* socket error pending (readiness backends) */
+	BP_EVF_HUP = 1u << 0,  /* peer hung up (readiness backends) */
+	BP_EVF_ERR = 1u << 1,  /* socket error pending (readiness backends) */
+	BP_EVF_MORE = 1u << 2, /* BP_EV_RECV: the receive stays armed (multishot): arm none */
 };
+/*
+ * One event. BP_EV_RECV with res > 0: the bytes are at data when it is set, in a
+ * buffer of the backend's (a provided buffer ring) that stays valid until its next
+ * ->wait, so the core copies out what it keeps; data NULL: they landed where the
+ * receive was told (struct bp_recv), a stream's at buf, a recvmsg's in its iovec.
+ * A stream receive without msg may be answered either way.
+ */
 struct bp_event {
 	struct bp_io *io;
-	uint8_t kind;   /* enum bp_ev_kind */
-	uint32_t flags; /* BP_EVF_* */
+	uint8_t kind;      /* enum bp_ev_kind */
+	uint32_t flags;    /* BP_EVF_* */
 	int32_t res;
+	const uint8_t *data;
 };
 
 /*
@@ -126,6 +136,9 @@ struct bp_backend_ops {
 	/* can this kernel and process use mode (one of ours) right now? Probes lazily,
 	 * once per process (base/once.h); contract of bp_mode_check (mode.h). */
 	int (*check)(const struct bp_mode *mode, char *err, size_t errlen);
+	/* optional: the optional kernel features it uses where it can, probed once
+	 * per process; contract of bp_features (mode.h). */
+	size_t (*features)(struct bp_feature *out, size_t max);
 
 	/* set up for bl->mode; bl->data is the backend's. */
 	int (*init)(struct bp_backend_loop *bl);
@@ -139,8 +152,15 @@ struct bp_backend_ops {
 	 * (the core uses it to finish a non-blocking connect); on=false is a no-op. */
 	int (*want_write)(struct bp_backend_loop *bl, struct bp_io *io, bool on);
 	/* completion only: arm one receive on io's fd, as r says (r is read at the
-	 * call; the buffers it names must stay put until BP_EV_RECV). One at a time. */
+	 * call; the buffers it names must stay put until BP_EV_RECV). One at a time:
+	 * a backend may keep it armed across completions (BP_EVF_MORE) and deliver
+	 * into its own buffers. */
 	int (*recv)(struct bp_backend_loop *bl, struct bp_io *io, const struct bp_recv *r);
+	/* completion only, optional: end the receive armed on io unless it is a recvmsg
+	 * (the core wants one now: timestamps were turned on). Returns 1 when one was
+	 * stopped: it comes back as BP_EV_RECV without BP_EVF_MORE, with -ECANCELED or
+	 * with bytes that raced the cancel; 0 when there was nothing to stop. */
+	int (*recv_stop)(struct bp_backend_loop *bl, struct bp_io *io);
 	/* completion only: one send of len bytes at buf (stream), or a sendmsg of msg
 	 * (datagram: buf NULL). The bytes stay put until BP_EV_SEND. One at a time. */
 	int (*send)(struct bp_backend_loop *bl, struct bp_io *io, const void *buf, size_t len,
@@ -158,6 +178,9 @@ struct bp_backend_ops {
 	int (*wait)(struct bp_backend_loop *bl, int64_t timeout_ns);
 	/* optional: a new NAPI id showed up on this loop (static tracking etc.). */
 	void (*napi_seen)(struct bp_backend_loop *bl, uint32_t napi_id);
+	/* optional: the kernel threads working for this loop; contract of
+	 * bp_loop_kthreads (loop.h). Any thread may call it. */
+	int (*kthreads)(const struct bp_backend_loop *bl, struct bp_loop_kthread *out, size_t max);
 };
 
 /* ---- the one table of backends (registry.c) ---- */

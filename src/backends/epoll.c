@@ -195,10 +195,10 @@ static int epoll_wait_events(struct bp_backend_loop *bl, int64_t timeout_ns)
 		if (e & EPOLLERR)
 			flags |= BP_EVF_ERR;
 		if (e & EPOLLOUT)
-			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_WRITABLE, flags, 0 };
+			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_WRITABLE, flags, 0, NULL };
 		/* Errors and hang-ups are found by the core's next recv. */
 		if (e & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
-			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_READABLE, flags, 0 };
+			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_READABLE, flags, 0, NULL };
 		added++;
 	}
 	return added;

@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the io_uring backend offers the mode grammar (its families: keys, ranges,
- * defaults) and whether this kernel and process can use each mode right now.
+ * defaults), whether this kernel and process can use each mode right now, and
+ * which optional features (multishot receive, registered descriptors, ...) its
+ * loops use.
  *
  * Nothing is assumed from version numbers: each feature is probed by doing the
  * smallest real thing that needs it (a ring with the setup flags, an SQPOLL ring,
- * an IORING_REGISTER_NAPI) and reading the errno, once per process, when a uring
- * mode is first checked (base/once.h).
+ * an IORING_REGISTER_NAPI, a multishot recv of one byte) and reading the errno,
+ * once per process, when a uring mode is first checked (base/once.h).
+ *
+ * Two environment variables, read once with the probe:
+ *   BP_URING_FEATURES  which optional features loops may use: a comma list of
+ *                      "all" (the default), "none" (the path of kernels without
+ *                      any: what the suite runs again to test it), NAME to add one,
+ *                      -NAME to drop one; names as bp_features lists them.
+ *   BP_URING_BUFS      the provided buffer ring of each loop: COUNTxSIZE (COUNT a
+ *                      power of two up to 32768, SIZE 1..1048576 bytes; 128x8192).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,6 +57,7 @@ static const struct bp_key_spec hybrid_keys[] = {
 static const struct bp_key_spec sqpoll_keys[] = {
 	NUM(BP_KEY_IDLE, 1, UINT32_MAX),
 	NUM(BP_KEY_NAPI, 0, URING_NAPI_MAX_USECS),
+	SPEC(BP_KEY_SPIN),
 };
 static const struct bp_key_hint sqpoll_hints[] = {
 	{ "setup", "setup is not allowed (an SQPOLL ring has its own setup flags)" },
@@ -77,8 +90,9 @@ const struct bp_mode_family bp_uring_families[] = {
 	    .setup = BP_URING_SETUP_DEFER },
 	  NULL, NULL },
 	/* setup stays PLAIN (zero): an SQPOLL ring has its own flags, setup= does not apply. */
-	{ { "uring:sqpoll", "idle=1000,napi=0",
-	    "a kernel SQ thread submits (and busy-polls the NAPI when napi>0); sleeps after idle ms" },
+	{ { "uring:sqpoll", "idle=1000,napi=0[,spin]",
+	    "a kernel SQ thread submits (and busy-polls the NAPI when napi>0); sleeps after idle ms; "
+	    "spin: the loop reaps completions in userspace, no syscalls" },
 	  KEYS(sqpoll_keys),
 	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_SQPOLL, .sq_idle_ms = 1000, .busy_usecs = 0 },
 	  sqpoll_hints, NULL },
@@ -192,6 +206,237 @@ static void probe_uring(void *arg)
 	r->sqpoll = ring_try(IORING_SETUP_SQPOLL);
 }
 
+/* ---- optional features ---- */
+
+struct feature_def {
+	unsigned bit;         /* URING_F_*, 0: a setup the modes choose (not switchable here) */
+	const char *name, *needs, *summary;
+};
+
+static const struct feature_def feature_defs[] = {
+	{ 0, "defer-taskrun", "Linux 6.1",
+	  "SINGLE_ISSUER|DEFER_TASKRUN rings (setup=defer, the default but for sqpoll): "
+	  "completions posted in a batch when the loop enters" },
+	{ URING_F_MULTISHOT, "multishot", "Linux 6.0",
+	  "one multishot recv per stream conn from a provided buffer ring: no SQE per message" },
+	{ URING_F_DIRECT, "direct", "Linux 5.19",
+	  "registered descriptors for conns: no fd lookup or file reference per op" },
+	{ URING_F_REGRING, "regring", "Linux 5.18",
+	  "registered ring fd: no fd lookup per io_uring_enter" },
+	{ URING_F_NOSQARRAY, "nosqarray", "Linux 6.6",
+	  "IORING_SETUP_NO_SQARRAY: SQEs taken in ring order, no index array" },
+};
+#define N_FEATURES (sizeof(feature_defs) / sizeof(feature_defs[0]))
+#define ALL_FEATURES (URING_F_MULTISHOT | URING_F_DIRECT | URING_F_REGRING | URING_F_NOSQARRAY)
+
+#define DEFAULT_BUF_COUNT 128
+#define DEFAULT_BUF_SIZE 8192
+
+struct feature_probe {
+	int status[N_FEATURES]; /* 0 the kernel has it, -EOPNOTSUPP, or the probe's -errno */
+	unsigned wanted;        /* URING_F_* BP_URING_FEATURES leaves on */
+	unsigned buf_count, buf_size;
+	char env_error[160];    /* a variable that does not parse; empty when both do */
+};
+
+static struct bp_once features_once;
+static struct feature_probe features;
+
+static int lacks_if_einval(int ret)
+{
+	return ret == -EINVAL ? -EOPNOTSUPP : ret;
+}
+
+static int probe_nosqarray(void)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_NO_SQARRAY };
+	int fd = io_uring_setup(4, &p);
+
+	if (fd < 0)
+		return lacks_if_einval(fd);
+	close(fd);
+	return 0;
+}
+
+/*
+ * One byte through a multishot recv from a one-buffer ring: it must come back in
+ * the buffer with IORING_CQE_F_MORE (before 6.0 the recv fails with EINVAL).
+ */
+static int probe_multishot(struct io_uring *ring)
+{
+	static uint8_t buf[64];
+	static struct io_uring_buf_ring br __attribute__((aligned(4096)));
+	struct io_uring_buf_reg reg = { .ring_addr = (uint64_t)(uintptr_t)&br, .ring_entries = 1, .bgid = 0 };
+	struct __kernel_timespec ts = { .tv_sec = 1 };
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int sv[2], ret;
+
+	ret = io_uring_register_buf_ring(ring, &reg, 0);
+	if (ret < 0)
+		return lacks_if_einval(ret);
+	io_uring_buf_ring_init(&br);
+	io_uring_buf_ring_add(&br, buf, sizeof(buf), 0, io_uring_buf_ring_mask(1), 0);
+	io_uring_buf_ring_advance(&br, 1);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_recv_multishot(sqe, sv[0], NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = 0;
+	ret = io_uring_submit(ring);
+	if (ret == 1 && write(sv[1], "x", 1) != 1)
+		ret = -errno;
+	if (ret == 1)
+		ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+	if (ret == 0) {
+		if (cqe->res == 1 && (cqe->flags & IORING_CQE_F_BUFFER) && (cqe->flags & IORING_CQE_F_MORE))
+			ret = 0;
+		else
+			ret = lacks_if_einval(cqe->res < 0 ? cqe->res : -EINVAL);
+	}
+	close(sv[0]);
+	close(sv[1]);
+	/* the ring goes next, and the recv still armed with it */
+	return ret;
+}
+
+static void probe_ring_features(struct feature_probe *r, int *multishot, int *direct, int *regring)
+{
+	struct io_uring ring;
+	int ret = io_uring_queue_init(4, &ring, 0);
+
+	if (ret < 0) {
+		*multishot = *direct = *regring = ret;
+		return;
+	}
+	ret = io_uring_register_ring_fd(&ring);
+	*regring = ret == 1 ? 0 : lacks_if_einval(ret < 0 ? ret : -EINVAL);
+	if (ret == 1)
+		io_uring_unregister_ring_fd(&ring);
+	*direct = lacks_if_einval(io_uring_register_files_sparse(&ring, 1));
+	*multishot = probe_multishot(&ring);
+	io_uring_queue_exit(&ring);
+}
+
+static int feature_index(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_FEATURES; i++)
+		if (feature_defs[i].bit && strlen(feature_defs[i].name) == len &&
+		    !memcmp(feature_defs[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* BP_URING_FEATURES: "all", "none", NAME, -NAME, comma separated, applied in order. */
+static void parse_features_env(struct feature_probe *r, const char *v)
+{
+	r->wanted = ALL_FEATURES;
+	while (v && *v) {
+		const char *end = strchr(v, ',');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		bool drop = len && v[0] == '-';
+		int i = feature_index(v + drop, len - drop);
+
+		if (len == 3 && !memcmp(v, "all", 3))
+			r->wanted = ALL_FEATURES;
+		else if (len == 4 && !memcmp(v, "none", 4))
+			r->wanted = 0;
+		else if (i >= 0 && drop)
+			r->wanted &= ~feature_defs[i].bit;
+		else if (i >= 0)
+			r->wanted |= feature_defs[i].bit;
+		else {
+			snprintf(r->env_error, sizeof(r->env_error),
+				 "BP_URING_FEATURES: unknown feature '%.*s' (all, none, multishot, direct, "
+				 "regring, nosqarray, each may be -NAME)", (int)(len > 32 ? 32 : len), v);
+			return;
+		}
+		v = end ? end + 1 : NULL;
+	}
+}
+
+/* BP_URING_BUFS: COUNTxSIZE. */
+static void parse_bufs_env(struct feature_probe *r, const char *v)
+{
+	unsigned long count, size;
+	char *x, *end;
+
+	r->buf_count = DEFAULT_BUF_COUNT;
+	r->buf_size = DEFAULT_BUF_SIZE;
+	if (!v)
+		return;
+	count = strtoul(v, &x, 10);
+	size = *x == 'x' ? strtoul(x + 1, &end, 10) : 0;
+	if (x == v || *x != 'x' || end == x + 1 || *end || !count || count > 32768 ||
+	    (count & (count - 1)) || !size || size > (1u << 20)) {
+		snprintf(r->env_error, sizeof(r->env_error),
+			 "BP_URING_BUFS='%.32s' is not COUNTxSIZE (COUNT a power of two 1..32768, "
+			 "SIZE 1..1048576), e.g. 128x8192", v);
+		return;
+	}
+	r->buf_count = (unsigned)count;
+	r->buf_size = (unsigned)size;
+}
+
+static void probe_features(void *arg)
+{
+	struct feature_probe *r = arg;
+	int multishot, direct, regring;
+
+	memset(r, 0, sizeof(*r));
+	parse_features_env(r, getenv("BP_URING_FEATURES"));
+	if (!r->env_error[0])
+		parse_bufs_env(r, getenv("BP_URING_BUFS"));
+	probe_ring_features(r, &multishot, &direct, &regring);
+	for (size_t i = 0; i < N_FEATURES; i++) {
+		switch (feature_defs[i].bit) {
+		case URING_F_MULTISHOT: r->status[i] = multishot; break;
+		case URING_F_DIRECT: r->status[i] = direct; break;
+		case URING_F_REGRING: r->status[i] = regring; break;
+		case URING_F_NOSQARRAY: r->status[i] = probe_nosqarray(); break;
+		default: r->status[i] = 0; break; /* filled from the mode probe when listed */
+		}
+	}
+}
+
+unsigned bp_uring_features(void)
+{
+	unsigned on = 0;
+
+	bp_once_per_process(&features_once, probe_features, &features);
+	if (features.env_error[0])
+		return 0;
+	for (size_t i = 0; i < N_FEATURES; i++)
+		if (!features.status[i])
+			on |= feature_defs[i].bit;
+	return on & features.wanted;
+}
+
+void bp_uring_buf_geometry(unsigned *count, unsigned *size)
+{
+	bp_once_per_process(&features_once, probe_features, &features);
+	*count = features.buf_count ? features.buf_count : DEFAULT_BUF_COUNT;
+	*size = features.buf_size ? features.buf_size : DEFAULT_BUF_SIZE;
+}
+
+size_t bp_uring_feature_list(struct bp_feature *out, size_t max)
+{
+	bp_once_per_process(&probe_once, probe_uring, &probed);
+	bp_once_per_process(&features_once, probe_features, &features);
+	for (size_t i = 0; i < N_FEATURES && i < max; i++) {
+		const struct feature_def *d = &feature_defs[i];
+		int st = d->bit ? features.status[i] : probed.setup[BP_URING_SETUP_DEFER];
+
+		if (!st && d->bit && features.env_error[0])
+			st = -EINVAL;
+		else if (!st && d->bit && !(features.wanted & d->bit))
+			st = -ECANCELED;
+		out[i] = (struct bp_feature){ "uring", d->name, d->needs, d->summary, st };
+	}
+	return N_FEATURES;
+}
+
 /* ---- the check ---- */
 
 static int check_ring(const char *name, char *err, size_t errlen)
@@ -250,6 +495,9 @@ int bp_uring_check(const struct bp_mode *m, char *err, size_t errlen)
 	ret = check_ring(name, err, errlen);
 	if (ret)
 		return ret;
+	bp_once_per_process(&features_once, probe_features, &features);
+	if (features.env_error[0])
+		return bp_check_say(-EINVAL, err, errlen, "%s: %s", name, features.env_error);
 	if (m->policy == BP_POLICY_SQPOLL) {
 		if (probed.sqpoll == -EPERM)
 			return bp_check_say(-EPERM, err, errlen, "%s needs privilege to create an SQPOLL ring here "

@@ -153,22 +153,41 @@ static void conn_probe_napi(struct bp_conn *c)
 	}
 }
 
-/* Hand the unconsumed bytes to the user; keep what it did not consume. */
-static bool conn_deliver(struct bp_conn *c, size_t n)
+/* Room for need unconsumed bytes in the receive buffer: doubling, within reason. */
+static bool conn_rbuf_reserve(struct bp_conn *c, size_t need)
 {
-	size_t used;
+	size_t cap = c->rcap;
+	uint8_t *nb;
 
+	if (need <= cap)
+		return true;
+	while (cap < need && cap <= RBUF_MAX / 2)
+		cap *= 2;
+	nb = cap >= need ? realloc(c->rbuf, cap) : NULL;
+	if (!nb) {
+		conn_fail(c, -ENOBUFS, "recv");
+		return false;
+	}
+	c->rbuf = nb;
+	c->rcap = cap;
+	c->riov.iov_base = nb;
+	c->riov.iov_len = cap;
+	return true;
+}
+
+/* n more bytes came in: count them, and look for the NAPI id while it is unknown. */
+static void conn_count_in(struct bp_conn *c, size_t n)
+{
 	c->loop->bl.ctr.bytes_in += n;
 	if (c->napi_probes)
 		conn_probe_napi(c);
-	if (conn_is_dgram(c)) {
-		c->in_callback++;
-		c->ops->on_recv(c, c->rbuf, n);
-		c->in_callback--;
-		c->rlen = 0;
-		return conn_after_callback(c);
-	}
-	c->rlen += n;
+}
+
+/* Hand the unconsumed bytes [0, rlen) to the user; keep what it did not consume. */
+static bool conn_present(struct bp_conn *c)
+{
+	size_t used;
+
 	c->in_callback++;
 	used = c->ops->on_recv(c, c->rbuf, c->rlen);
 	c->in_callback--;
@@ -180,20 +199,54 @@ static bool conn_deliver(struct bp_conn *c, size_t n)
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
 	}
-	if (c->rlen == c->rcap) {
-		/* The user needs more than fits: grow, within reason. */
-		size_t cap = c->rcap * 2;
-		uint8_t *nb = cap <= RBUF_MAX ? realloc(c->rbuf, cap) : NULL;
+	/* The user needs more than fits: grow. */
+	return conn_rbuf_reserve(c, c->rlen + 1);
+}
 
-		if (!nb) {
-			conn_fail(c, -ENOBUFS, "recv");
-			return false;
-		}
-		c->rbuf = nb;
-		c->rcap = cap;
-		c->riov.iov_base = nb;
-		c->riov.iov_len = cap;
+/* n bytes landed in the receive buffer at rbuf + rlen (or at rbuf: a datagram). */
+static bool conn_deliver(struct bp_conn *c, size_t n)
+{
+	conn_count_in(c, n);
+	if (conn_is_dgram(c)) {
+		c->in_callback++;
+		c->ops->on_recv(c, c->rbuf, n);
+		c->in_callback--;
+		c->rlen = 0;
+		return conn_after_callback(c);
 	}
+	c->rlen += n;
+	return conn_present(c);
+}
+
+/*
+ * n stream bytes landed in the backend's own buffer (a provided buffer ring), valid
+ * until its next wait. With nothing unconsumed they are presented where they are, no
+ * copy; only what the user leaves is copied into the conn's buffer, the framing buffer
+ * that later bytes go behind.
+ */
+static bool conn_deliver_from(struct bp_conn *c, const uint8_t *data, size_t n)
+{
+	size_t used;
+
+	conn_count_in(c, n);
+	if (c->rlen) {
+		if (!conn_rbuf_reserve(c, c->rlen + n))
+			return false;
+		memcpy(c->rbuf + c->rlen, data, n);
+		c->rlen += n;
+		return conn_present(c);
+	}
+	c->in_callback++;
+	used = c->ops->on_recv(c, data, n);
+	c->in_callback--;
+	if (!conn_after_callback(c))
+		return false;
+	if (used >= n)
+		return true;
+	if (!conn_rbuf_reserve(c, n - used + 1))
+		return false;
+	memcpy(c->rbuf, data + used, n - used);
+	c->rlen = n - used;
 	return true;
 }
 
@@ -310,6 +363,16 @@ int bp_conn_enable_timestamps(struct bp_conn *c)
 	if (setsockopt(c->io.fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) < 0)
 		return bp_err_sys("setsockopt(SO_TIMESTAMPING)", -errno);
 	c->flags |= BP_CONN_TIMESTAMPS;
+	/* A completion backend's receive armed without a control buffer (a multishot one
+	 * would stay so for good): stop it, and the next one is a recvmsg. */
+	if (conn_completion(c) && (c->flags & BP_CONN_RECV_ARMED) && c->loop->be->recv_stop) {
+		int ret = c->loop->be->recv_stop(&c->loop->bl, &c->io);
+
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			c->flags |= BP_CONN_RECV_RESTART;
+	}
 	return 0;
 }
 
@@ -333,6 +396,7 @@ static void conn_arm_recv(struct bp_conn *c)
 		r.len = c->rcap - c->rlen;
 	}
 	c->flags |= BP_CONN_RECV_ARMED;
+	c->loop->bl.ctr.recv_arms++;
 	ret = c->loop->be->recv(&c->loop->bl, &c->io, &r);
 	if (ret) {
 		c->flags &= ~BP_CONN_RECV_ARMED;
@@ -649,6 +713,8 @@ static void conn_connected(struct bp_conn *c, int poll_res)
 
 void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 {
+	bool restart = false;
+
 	switch (ev->kind) {
 	case BP_EV_READABLE:
 		if (c->flags & BP_CONN_CONNECTING) {
@@ -672,13 +738,23 @@ void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 			conn_flush_ready(c);
 		break;
 	case BP_EV_RECV:
-		c->flags &= ~BP_CONN_RECV_ARMED;
-		if (ev->res > 0) {
+		/* A multishot receive stays armed until a completion without MORE. */
+		if (!(ev->flags & BP_EVF_MORE)) {
+			restart = c->flags & BP_CONN_RECV_RESTART;
+			c->flags &= ~(BP_CONN_RECV_ARMED | BP_CONN_RECV_RESTART);
+		}
+		if (ev->res == -ECANCELED && restart) {
+			conn_arm_recv(c);
+		} else if (ev->res > 0) {
+			bool ok;
+
 			if (conn_is_dgram(c))
 				c->peerlen = c->rmsg.msg_namelen;
 			if (c->flags & BP_CONN_TIMESTAMPS)
 				conn_parse_rx_cmsg(c, &c->rmsg);
-			if (conn_deliver(c, (size_t)ev->res))
+			ok = ev->data ? conn_deliver_from(c, ev->data, (size_t)ev->res)
+				      : conn_deliver(c, (size_t)ev->res);
+			if (ok)
 				conn_arm_recv(c);
 		} else if (ev->res == 0 && !conn_is_dgram(c)) {
 			conn_fail(c, 0, "recv");

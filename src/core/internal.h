@@ -33,6 +33,7 @@ enum {
 	BP_CONN_DGRAM = 1u << 5,
 	BP_CONN_DGRAM_CONNECTED = 1u << 6,
 	BP_CONN_TIMESTAMPS = 1u << 7,   /* SO_TIMESTAMPING: receive with recvmsg and cmsg */
+	BP_CONN_RECV_RESTART = 1u << 8, /* completion: the armed receive was stopped to re-arm */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u

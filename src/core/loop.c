@@ -92,7 +92,8 @@ static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
 
 	if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
 		return 0;
-	if (m->policy == BP_POLICY_SPIN)
+	/* uring:sqpoll,spin: the SQ thread submits, the loop reaps the CQ ring: never enter. */
+	if (m->policy == BP_POLICY_SPIN || (m->policy == BP_POLICY_SQPOLL && m->spin))
 		return 0;
 	if (loop->poll_next) {
 		loop->poll_next = false;
@@ -208,6 +209,13 @@ const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { re
 void *bp_loop_data(const struct bp_loop *loop) { return loop->user; }
 void bp_loop_set_data(struct bp_loop *loop, void *data) { loop->user = data; }
 uint64_t bp_loop_now_ns(const struct bp_loop *loop) { return loop->now_ns; }
+
+int bp_loop_kthreads(const struct bp_loop *loop, struct bp_loop_kthread *out, size_t max)
+{
+	if (!loop->be->kthreads)
+		return 0;
+	return loop->be->kthreads(&loop->bl, out, max);
+}
 
 size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max)
 {

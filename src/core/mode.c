@@ -54,6 +54,7 @@ static const struct key_def key_defs[] = {
 	{ "gro-flush", BP_KEY_GRO_FLUSH, KEY_NUM, NULL, 0 },
 	{ "suspend", BP_KEY_SUSPEND, KEY_NUM, NULL, 0 },
 	{ "setup", BP_KEY_SETUP, KEY_ENUM, setup_words, 3 },
+	{ "spin", BP_KEY_SPIN, KEY_FLAG, NULL, 0 },
 };
 #define N_KEY_DEFS (sizeof(key_defs) / sizeof(key_defs[0]))
 
@@ -184,6 +185,7 @@ static uint64_t key_get(const struct bp_mode *m, uint32_t bit)
 	case BP_KEY_GRO_FLUSH: return m->gro_flush_ns;
 	case BP_KEY_SUSPEND: return m->irq_suspend_ns;
 	case BP_KEY_SETUP: return m->setup;
+	case BP_KEY_SPIN: return m->spin;
 	}
 	return 0;
 }
@@ -203,6 +205,7 @@ static void key_put(struct bp_mode *m, uint32_t bit, uint64_t v)
 	case BP_KEY_GRO_FLUSH: m->gro_flush_ns = v; break;
 	case BP_KEY_SUSPEND: m->irq_suspend_ns = v; break;
 	case BP_KEY_SETUP: m->setup = (enum bp_uring_setup)v; break;
+	case BP_KEY_SPIN: m->spin = v != 0; break;
 	}
 }
 
@@ -544,4 +547,18 @@ int bp_mode_check(const struct bp_mode *mode, char *err, size_t errlen)
 	if (!f)
 		return bp_check_say(-EINVAL, err, errlen, "not a valid mode");
 	return f->be->check(mode, err, errlen);
+}
+
+/* bp_features - every backend's optional features (contract in busypoll/mode.h). */
+size_t bp_features(struct bp_feature *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < bp_backend_count(); i++) {
+		const struct bp_backend_ops *be = bp_backend_at(i);
+
+		if (be->features)
+			n += be->features(n < max ? out + n : NULL, n < max ? max - n : 0);
+	}
+	return n;
 }
