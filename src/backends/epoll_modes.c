@@ -98,6 +98,7 @@ static struct bp_once params_once, netdev_once;
 static struct epoll_probe probed;
 static struct bp_napi_set_support netdev;
 
+/* probe_params - EPIOCSPARAMS at all, and with a budget above 64 (bp_once_per_process). */
 static void probe_params(void *arg)
 {
 	struct epoll_probe *r = arg;
@@ -119,6 +120,7 @@ static void probe_params(void *arg)
 	close(fd);
 }
 
+/* probe_netdev - what napi-set can do here (bp_once_per_process). */
 static void probe_netdev(void *arg)
 {
 	bp_napi_set_support(arg);
@@ -126,6 +128,7 @@ static void probe_netdev(void *arg)
 
 /* ---- the check ---- */
 
+/* check_params - the mode needs EPIOCSPARAMS: does this kernel have it? */
 static int check_params(const char *name, char *err, size_t errlen)
 {
 	int ret = probed.params;
@@ -138,6 +141,7 @@ static int check_params(const char *name, char *err, size_t errlen)
 	return 0;
 }
 
+/* check_budget - a budget above NAPI_POLL_WEIGHT needs CAP_NET_ADMIN: do we have it? */
 static int check_budget(const char *name, const struct bp_mode *m, char *err, size_t errlen)
 {
 	int ret = probed.big_budget;

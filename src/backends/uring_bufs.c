@@ -32,6 +32,7 @@ struct uring_bufs {
 	unsigned nlent;
 };
 
+/* page_round - n rounded up to whole pages. */
 static size_t page_round(size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -39,6 +40,7 @@ static size_t page_round(size_t n)
 	return (n + page - 1) / page * page;
 }
 
+/* bufs_free - unmap what was mapped of b and free it. */
 static void bufs_free(struct uring_bufs *b)
 {
 	if (b->br && b->br != MAP_FAILED)

@@ -133,6 +133,7 @@ struct uring_probe {
 static struct bp_once probe_once;
 static struct uring_probe probed;
 
+/* read_int_file - the number in a /proc file, -1 when absent or not a number. */
 static int read_int_file(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -146,6 +147,7 @@ static int read_int_file(const char *path)
 	return v;
 }
 
+/* ring_try - can a ring with these setup flags be made? 0, -EOPNOTSUPP, -errno. */
 static int ring_try(unsigned flags)
 {
 	struct io_uring_params p = { .flags = flags, .sq_thread_idle = 10 };
@@ -158,6 +160,7 @@ static int ring_try(unsigned flags)
 	return 0;
 }
 
+/* napi_try - IORING_REGISTER_NAPI with this tracking on ring_fd: 0 or the raw -errno. */
 static int napi_try(int ring_fd, uint32_t tracking)
 {
 	struct bp_io_uring_napi n = { .busy_poll_to = 64, .opcode = BP_NAPI_OP_REGISTER,
@@ -166,6 +169,7 @@ static int napi_try(int ring_fd, uint32_t tracking)
 	return bp_uring_register_napi(ring_fd, &n);
 }
 
+/* probe_napi - NAPI registration, dynamic then static tracking, on a fresh ring. */
 static void probe_napi(struct uring_probe *r)
 {
 	struct io_uring ring;
@@ -188,6 +192,7 @@ static void probe_napi(struct uring_probe *r)
 	io_uring_queue_exit(&ring);
 }
 
+/* probe_uring - every result of struct uring_probe (bp_once_per_process). */
 static void probe_uring(void *arg)
 {
 	struct uring_probe *r = arg;
@@ -242,11 +247,13 @@ struct feature_probe {
 static struct bp_once features_once;
 static struct feature_probe features;
 
+/* lacks_if_einval - EINVAL from a probe means the kernel lacks the feature. */
 static int lacks_if_einval(int ret)
 {
 	return ret == -EINVAL ? -EOPNOTSUPP : ret;
 }
 
+/* probe_nosqarray - can a ring be made with IORING_SETUP_NO_SQARRAY? */
 static int probe_nosqarray(void)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_NO_SQARRAY };
@@ -301,6 +308,8 @@ static int probe_multishot(struct io_uring *ring)
 	return ret;
 }
 
+/* probe_ring_features - the features one plain ring can show: a registered ring fd, a
+ * sparse file table, a multishot recv from a buffer ring. */
 static void probe_ring_features(struct feature_probe *r, int *multishot, int *direct, int *regring)
 {
 	struct io_uring ring;
@@ -319,6 +328,7 @@ static void probe_ring_features(struct feature_probe *r, int *multishot, int *di
 	io_uring_queue_exit(&ring);
 }
 
+/* feature_index - the switchable feature called name (len bytes), or -1. */
 static int feature_index(const char *name, size_t len)
 {
 	for (size_t i = 0; i < N_FEATURES; i++)
@@ -379,6 +389,7 @@ static void parse_bufs_env(struct feature_probe *r, const char *v)
 	r->buf_size = (unsigned)size;
 }
 
+/* probe_features - the environment and every optional feature (bp_once_per_process). */
 static void probe_features(void *arg)
 {
 	struct feature_probe *r = arg;

@@ -40,6 +40,7 @@
 /* liburing 2.3's int_flags bit for "ring fd registered" (its src/int_flags.h). */
 #define LIBURING_INT_FLAG_REG_RING 1
 
+/* setup_flags - the IORING_SETUP_* flags of a loop's ring for mode, with the features used. */
 static unsigned setup_flags(const struct bp_mode *mode, unsigned features)
 {
 	unsigned f = mode->policy == BP_POLICY_SQPOLL ? IORING_SETUP_SQPOLL
@@ -50,6 +51,7 @@ static unsigned setup_flags(const struct bp_mode *mode, unsigned features)
 	return f;
 }
 
+/* setup_name - how error messages name the ring setup of mode. */
 static const char *setup_name(const struct bp_mode *mode)
 {
 	if (mode->policy == BP_POLICY_SQPOLL)
@@ -87,6 +89,7 @@ static int ring_create(struct uring *u, struct io_uring_params *p)
 	return 0;
 }
 
+/* setup_ring - the ring for bl->mode; -EOPNOTSUPP/-EPERM named, or another -errno. */
 static int setup_ring(struct bp_backend_loop *bl, struct uring *u)
 {
 	const struct bp_mode *mode = &bl->mode;
@@ -120,6 +123,7 @@ static int setup_ring(struct bp_backend_loop *bl, struct uring *u)
 	return 0;
 }
 
+/* setup_napi - IORING_REGISTER_NAPI as the mode says; -EOPNOTSUPP names the kernel it needs. */
 static int setup_napi(struct bp_backend_loop *bl, struct uring *u)
 {
 	const struct bp_mode *mode = &bl->mode;
@@ -148,6 +152,7 @@ static int setup_napi(struct bp_backend_loop *bl, struct uring *u)
 	return 0;
 }
 
+/* wants_napi - does mode ask the ring to busy poll NAPI (uring:napi, uring:sqpoll,napi>0)? */
 static bool wants_napi(const struct bp_mode *mode)
 {
 	return mode->policy == BP_POLICY_NAPI ||
@@ -171,6 +176,7 @@ static void setup_extras(struct bp_backend_loop *bl, struct uring *u)
 	}
 }
 
+/* ring_free - the ring, then the memory the kernel may have used with it. */
 static void ring_free(struct uring *u)
 {
 	io_uring_queue_exit(&u->ring);

@@ -73,6 +73,7 @@ static struct bp_mode_info infos[BP_MAX_FAMILIES];
 static size_t n_families;
 static pthread_once_t families_once = PTHREAD_ONCE_INIT;
 
+/* families_collect - every backend's families into families[] and infos[] (once). */
 static void families_collect(void)
 {
 	for (size_t b = 0; b < bp_backend_count(); b++) {
@@ -87,6 +88,7 @@ static void families_collect(void)
 	}
 }
 
+/* families_count - how many families there are, collected on first use. */
 static size_t families_count(void)
 {
 	pthread_once(&families_once, families_collect);
