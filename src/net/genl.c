@@ -177,8 +177,8 @@ static int data_cb(const struct nlmsghdr *nlh, void *data)
 	return t->cb ? t->cb(nlh, t->data) : MNL_CB_OK;
 }
 
-int bp_genl_talk(struct bp_genl *g, struct nlmsghdr *req, mnl_cb_t cb, void *data,
-		 struct bp_genl_ack *ack, const char *what)
+int bp_genl_parse(const void *buf, size_t len, uint32_t seq, uint32_t portid, mnl_cb_t cb,
+		  void *data, struct bp_genl_ack *ack)
 {
 	static mnl_cb_t ctl[NLMSG_MIN_TYPE] = { /* libmnl takes it non-const */
 		[NLMSG_NOOP] = noop_cb,
@@ -187,6 +187,27 @@ int bp_genl_talk(struct bp_genl *g, struct nlmsghdr *req, mnl_cb_t cb, void *dat
 		[NLMSG_OVERRUN] = noop_cb,
 	};
 	struct talk t = { .cb = cb, .data = data };
+	int rc;
+
+	if (ack)
+		*ack = (struct bp_genl_ack){ 0 };
+	errno = 0;
+	rc = mnl_cb_run2(buf, len, seq, portid, data_cb, &t, ctl, NLMSG_MIN_TYPE);
+	if (rc == MNL_CB_STOP)
+		return 1;
+	if (rc != MNL_CB_ERROR)
+		return 0;
+	if (ack)
+		*ack = t.ack;
+	if (t.ack.err)
+		return t.ack.err;
+	return errno ? -errno : -EBADMSG;
+}
+
+int bp_genl_talk(struct bp_genl *g, struct nlmsghdr *req, mnl_cb_t cb, void *data,
+		 struct bp_genl_ack *ack, const char *what)
+{
+	struct bp_genl_ack a;
 	char *buf;
 	size_t cap = 32768; /* a dump packs up to this much per datagram */
 	int rc;
@@ -200,35 +221,28 @@ int bp_genl_talk(struct bp_genl *g, struct nlmsghdr *req, mnl_cb_t cb, void *dat
 	buf = malloc(cap);
 	if (!buf)
 		return bp_err_set(-ENOMEM, "%s: out of memory", what);
-	for (;;) {
+	do {
 		ssize_t n = mnl_socket_recvfrom(g->sock, buf, cap);
 
 		if (n < 0) {
 			rc = bp_err_sys("recv(netlink)", -errno);
 			break;
 		}
-		rc = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, g->portid, data_cb, &t, ctl,
-				 NLMSG_MIN_TYPE);
-		if (rc == MNL_CB_STOP) {
-			rc = 0;
-			break;
+		rc = bp_genl_parse(buf, (size_t)n, req->nlmsg_seq, g->portid, cb, data, &a);
+		if (rc >= 0)
+			continue;
+		if (a.err) {
+			if (ack)
+				*ack = a;
+			rc = bp_err_set(a.err, "%s: %s", what, a.msg[0] ? a.msg : strerror(-a.err));
+		} else if (rc == -EINTR) { /* NLM_F_DUMP_INTR: the list changed mid-dump */
+			rc = bp_err_set(-EINTR, "%s: dump interrupted by a change", what);
+		} else {
+			rc = bp_err_set(rc, "%s: bad reply: %s", what, strerror(-rc));
 		}
-		if (rc == MNL_CB_ERROR) {
-			if (t.ack.err) {
-				if (ack)
-					*ack = t.ack;
-				rc = bp_err_set(t.ack.err, "%s: %s", what,
-						t.ack.msg[0] ? t.ack.msg : strerror(-t.ack.err));
-			} else if (errno == EINTR) { /* NLM_F_DUMP_INTR: the list changed mid-dump */
-				rc = bp_err_set(-EINTR, "%s: dump interrupted by a change", what);
-			} else {
-				rc = bp_err_set(-errno, "%s: bad reply: %s", what, strerror(errno));
-			}
-			break;
-		}
-	}
+	} while (rc == 0);
 	free(buf);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- families ---- */

@@ -74,6 +74,17 @@ int bp_genl_talk(struct bp_genl *g, struct nlmsghdr *req, mnl_cb_t cb, void *dat
 		 struct bp_genl_ack *ack, const char *what);
 
 /*
+ * bp_genl_parse - one datagram (len bytes) of the replies to the request with seq
+ * from the kernel to portid (0, 0: no checks, e.g. for a capture): cb (NULL:
+ * ignored) for each data message. Returns 1 when the ack or the end of a dump
+ * ended the exchange, 0 when more datagrams follow, or -errno: the kernel refused
+ * the request (ack, if not NULL, holds why) or the reply is malformed (ack->err 0).
+ * Sets no bp_last_error (bp_genl_talk words it).
+ */
+int bp_genl_parse(const void *buf, size_t len, uint32_t seq, uint32_t portid, mnl_cb_t cb,
+		  void *data, struct bp_genl_ack *ack);
+
+/*
  * bp_genl_family - look up family name (e.g. "ethtool"): its id and commands. With
  * a cache (may be NULL) the kernel is asked once per process. 0; -ENOENT when this
  * kernel has no such family (bp_last_error says so); -errno.
