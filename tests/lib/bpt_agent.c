@@ -158,10 +158,10 @@ int bpt_agent_end(struct bpt_agent *a, int sig, int timeout_ms)
 	uint64_t end = now_ms() + (uint64_t)timeout_ms;
 	int status = 0;
 
-	if (a->in_fd >= 0)
-		shutdown(a->in_fd, SHUT_WR); /* its stdin ends */
 	if (sig)
 		kill(a->pid, sig);
+	else if (a->in_fd >= 0)
+		shutdown(a->in_fd, SHUT_WR); /* its stdin ends: what a client going away looks like */
 	for (;;) {
 		pid_t w = waitpid(a->pid, &status, WNOHANG);
 

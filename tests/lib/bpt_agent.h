@@ -51,7 +51,7 @@ int bpt_agent_fd_settle(struct bpt_agent *a, int want, int timeout_ms);
 void bpt_agent_wait_listening(struct bpt_agent *a, int timeout_ms);
 
 /*
- * bpt_agent_end - end its stdin (stdio), send sig (0: none), wait up to timeout_ms for it to exit,
+ * bpt_agent_end - send sig, or with sig 0 end its stdin (stdio); wait up to timeout_ms for it to exit,
  * read the rest of its log. Returns its exit status (128+N for a signal N), -1 on timeout
  * (then it is killed).
  */
