@@ -231,7 +231,8 @@ int main(void)
 	snprintf(dir, sizeof(dir), "/tmp/bp-agent-journal-XXXXXX");
 	BPT_CHECK(mkdtemp(dir), "mkdtemp");
 	bpt_rmdir_at_exit(dir);
-	snprintf(state, sizeof(state), "%s/state", dir);
+	/* journals beside the keys: bpt_rmdir_at_exit removes files, not subdirectories */
+	snprintf(state, sizeof(state), "%s", dir);
 	snprintf(key, sizeof(key), "%s/agent.key", dir);
 	snprintf(cmd, sizeof(cmd), "'%s' agent --new-key '%s' >/dev/null", bpt_busypoll(), key);
 	BPT_CHECK(system(cmd) == 0, "--new-key");
