@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "bpt_faults.h"
+
 #include "tools/agent/session.h"
 
 /* bp_tool_error lives in main.c, outside the tools library. */
@@ -121,16 +123,9 @@ static int setup(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/bp-test-session-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
+	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
 	cfg.state_dir = dir;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
 }
 
 int main(void)
@@ -141,5 +136,5 @@ int main(void)
 		cmocka_unit_test(test_failed_change_leaves_nothing),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, NULL);
 }

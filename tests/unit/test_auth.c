@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "bpt_faults.h"
+
 #include "tools/common/auth.h"
 #include "tools/common/chan.h"
 
@@ -452,15 +454,10 @@ static void test_chan_refusals(void **state)
 static int setup(void **state)
 {
 	snprintf(dir, sizeof(dir), "/tmp/bp-test-auth-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	if (!mkdtemp(dir))
+		return -1;
+	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
+	return 0;
 }
 
 int main(void)
@@ -479,5 +476,5 @@ int main(void)
 		cmocka_unit_test(test_chan_refusals),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, NULL);
 }

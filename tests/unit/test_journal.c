@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "bpt_faults.h"
+
 #include "tools/agent/journal.h"
 #include "tools/common/nic_text.h"
 
@@ -246,15 +248,10 @@ static void test_journal_refusals(void **state)
 static int setup(void **state)
 {
 	snprintf(dir, sizeof(dir), "/tmp/bp-test-journal-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd);
+	if (!mkdtemp(dir))
+		return -1;
+	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
+	return 0;
 }
 
 int main(void)
@@ -268,5 +265,5 @@ int main(void)
 		cmocka_unit_test(test_journal_refusals),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -439,36 +439,34 @@ int journal_change_knob(struct journal *j, const char *dev, const char *knob, ui
 	return 0;
 }
 
+/* A device's coalescing or channels: the current values of what set changes, recorded; then set. */
+static int change_dev(struct journal *j, enum jentry_kind kind, const char *dev, const void *set,
+		      char *err, size_t errlen)
+{
+	const struct bp_nic_coalesce *coal = set;
+	const struct bp_nic_channels *chan = set;
+	struct jentry e = { .kind = kind };
+	uint32_t *has = kind == J_COALESCE ? &e.coal.has : &e.chan.has;
+	int rc = kind == J_COALESCE ? bp_nic_coalesce_get(dev, &e.coal) : bp_nic_channels_get(dev, &e.chan);
+
+	if (rc)
+		return refused(err, errlen, rc);
+	snprintf(e.dev, sizeof(e.dev), "%s", dev);
+	*has &= kind == J_COALESCE ? coal->has : chan->has;
+	if (*has && (rc = journal_record(j, &e, err, errlen)))
+		return rc;
+	rc = kind == J_COALESCE ? bp_nic_coalesce_set(dev, coal) : bp_nic_channels_set(dev, chan);
+	return rc ? refused(err, errlen, rc) : 0;
+}
+
 int journal_change_coalesce(struct journal *j, const char *dev, const struct bp_nic_coalesce *s,
 			    char *err, size_t errlen)
 {
-	struct jentry e = { .kind = J_COALESCE };
-	int rc;
-
-	if ((rc = bp_nic_coalesce_get(dev, &e.coal)))
-		return refused(err, errlen, rc);
-	snprintf(e.dev, sizeof(e.dev), "%s", dev);
-	e.coal.has &= s->has;
-	if (e.coal.has && (rc = journal_record(j, &e, err, errlen)))
-		return rc;
-	if ((rc = bp_nic_coalesce_set(dev, s)))
-		return refused(err, errlen, rc);
-	return 0;
+	return change_dev(j, J_COALESCE, dev, s, err, errlen);
 }
 
 int journal_change_channels(struct journal *j, const char *dev, const struct bp_nic_channels *s,
 			    char *err, size_t errlen)
 {
-	struct jentry e = { .kind = J_CHANNELS };
-	int rc;
-
-	if ((rc = bp_nic_channels_get(dev, &e.chan)))
-		return refused(err, errlen, rc);
-	snprintf(e.dev, sizeof(e.dev), "%s", dev);
-	e.chan.has &= s->has;
-	if (e.chan.has && (rc = journal_record(j, &e, err, errlen)))
-		return rc;
-	if ((rc = bp_nic_channels_set(dev, s)))
-		return refused(err, errlen, rc);
-	return 0;
+	return change_dev(j, J_CHANNELS, dev, s, err, errlen);
 }
