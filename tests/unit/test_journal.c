@@ -80,6 +80,9 @@ static void test_coalesce_text(void **state)
 	assert_int_equal(nic_parse_coalesce("", &c, err, sizeof(err)), -EINVAL);
 	assert_int_equal(nic_parse_coalesce("rx-usecs", &c, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "'rx-usecs': expected key=value");
+	/* messages quote the list: a control character in it is refused first (fuzz/agent_journal) */
+	assert_int_equal(nic_parse_coalesce("rx-usecs=1\n", &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "a control character (0x0a) at byte 10 of the list");
 }
 
 static void test_channels_and_napi_text(void **state)

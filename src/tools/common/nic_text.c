@@ -22,6 +22,11 @@ static int each_item(const char *list, int (*one)(const char *, void *, char *, 
 
 	if (!*list)
 		return tool_fail(err, errlen, "an empty list: expected key=value[,key=value...]");
+	/* messages quote the items: never a control character in them */
+	for (size_t i = 0; list[i]; i++)
+		if ((unsigned char)list[i] < 0x20 || list[i] == 0x7f)
+			return tool_fail(err, errlen, "a control character (0x%02x) at byte %zu of the list",
+					 (unsigned char)list[i], i);
 	for (;;) {
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t)(comma - p) : strlen(p);
