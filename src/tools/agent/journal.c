@@ -133,7 +133,7 @@ int jentry_parse(const char *line, struct jentry *e)
 	}
 	if (!dev_ok(target))
 		return -EINVAL;
-	snprintf(e->dev, sizeof(e->dev), "%s", target);
+	snprintf(e->dev, sizeof(e->dev), "%.*s", (int)sizeof(e->dev) - 1, target);
 	if (!strcmp(kind, "knob")) {
 		struct napi_knobs k = { 0 };
 
