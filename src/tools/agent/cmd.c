@@ -125,8 +125,7 @@ static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size
 
 		if (opt >= O_STDIO && opt <= O_FORMAT) {
 			if (seen[opt])
-				return tool_fail(err, errlen, "%s is given twice",
-						 tool_long_name(opts, opt, name, sizeof(name)));
+				return tool_fail(err, errlen, "--%s is given twice", opts[opt - O_STDIO].name);
 			seen[opt] = true;
 		}
 		switch (opt) {
