@@ -5,7 +5,8 @@
  *   - a normal end (bye): a NAPI's settings and a device knob changed, coalescing
  *     refused on veth (said so, nothing journalled), all back afterwards;
  *   - the client vanishing from a standing agent (its TCP connection reset from
- *     the other namespace): back;
+ *     the other namespace): back; the standing agent stopped by SIGTERM mid-session:
+ *     back;
  *   - the agent SIGKILLed after changing channels, a NAPI and a knob: the values
  *     stay changed and the journal stays; `busypoll agent --restore` in another
  *     namespace leaves it (and says so); in the right one it puts everything back;
@@ -166,7 +167,18 @@ static void client_vanishes(const struct values *before)
 	BPT_CHECK(bpt_agent_wait_log(&a, "restored napi", 5000), "no restore logged");
 	read_values(&v);
 	same(&v, before, "a client that vanishes (RST) gets its NAPI settings restored");
+
+	/* the agent told to stop while a session has a change: it restores, then exits 0 */
+	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 0) == 0, "%s", bp_last_error());
+	BPT_CHECK(remote_connect(&r, hostport, key, 5000, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(remote_call(&r, req, reply, sizeof(reply), err, sizeof(err)) == 0 &&
+		  !strcmp(reply, "ok"), "%s: %s %s", req, reply, err);
+	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
 	BPT_CHECK(bpt_agent_end(&a, SIGTERM, 5000) == 0, "the standing agent's exit");
+	BPT_CHECK(strstr(a.log, "session ended (the agent is stopping)"), "no session end on SIGTERM");
+	remote_close(&r);
+	read_values(&v);
+	same(&v, before, "a standing agent stopped by SIGTERM restores its sessions' changes");
 	BPT_CHECK(journals() == 0, "a journal is left after the client vanished");
 }
 
