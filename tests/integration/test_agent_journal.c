@@ -7,6 +7,8 @@
  *   - the client vanishing from a standing agent (its TCP connection reset from
  *     the other namespace): back; the standing agent stopped by SIGTERM mid-session:
  *     back;
+ *   - two sessions at once: the second is refused a change (naming the first) until
+ *     the first has ended and restored, so two never restore over each other;
  *   - the agent SIGKILLed after changing channels, a NAPI and a knob: the values
  *     stay changed and the journal stays; `busypoll agent --restore` in another
  *     namespace leaves it (and says so); in the right one it puts everything back;
@@ -182,6 +184,32 @@ static void client_vanishes(const struct values *before)
 	BPT_CHECK(journals() == 0, "a journal is left after the client vanished");
 }
 
+/* Two sessions at once: the second may read, but not change the host until the first ends. */
+static void one_at_a_time(const struct values *before)
+{
+	struct bpt_agent first, second;
+	struct values v;
+	char req[128];
+
+	start_stdio(&first);
+	start_stdio(&second);
+	change(&first, false);
+	snprintf(req, sizeof(req), "napi-get %u", napi_id);
+	call(&second, req, "ok defer-hard-irqs=7");
+	snprintf(req, sizeof(req), "napi-set %u defer-hard-irqs=1", napi_id);
+	call(&second, req, "error 16 another session is changing this host's settings (pid ");
+	read_values(&v);
+	BPT_CHECK(v.defer == 7, "the refused change changed something");
+	call(&first, "bye", "ok restored 2");
+	call(&second, req, "ok");
+	call(&second, "bye", "ok restored 1");
+	BPT_CHECK(bpt_agent_end(&first, 0, 10000) == 0 && bpt_agent_end(&second, 0, 10000) == 0,
+		  "the agents' exits");
+	read_values(&v);
+	same(&v, before, "two sessions: the second waits for the first, both restore");
+	BPT_CHECK(journals() == 0, "a journal is left after two sessions");
+}
+
 /* busypoll agent ARGS in namespace ns (NULL: ours); its exit status. */
 static int run_agent(const char *ns, const char *const args[])
 {
@@ -252,6 +280,7 @@ int main(void)
 	read_values(&before);
 	BPT_CHECK(before.rx == 2, "rx %u", before.rx);
 	normal_end(&before);
+	one_at_a_time(&before);
 	client_vanishes(&before);
 	killed(&before, false);
 	killed(&before, true);

@@ -171,7 +171,7 @@ static void test_journal_file(void **state)
 	char text[512], head[128];
 	int fd, n;
 
-	assert_int_equal(journal_open(&j, dir, err, sizeof(err)), 0);
+	assert_int_equal(journal_open(&j, dir, "unit", log_line, NULL, err, sizeof(err)), 0);
 	assert_int_equal(stat(j.path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(journal_record(&j, &e, err, sizeof(err)), 0);
@@ -194,8 +194,24 @@ static void test_journal_file(void **state)
 		assert_int_equal(left, 1);
 		assert_int_equal(access(j.path, F_OK), 0);
 	}
+	/* one session at a time changes a host: a second is refused, naming the first */
+	{
+		struct journal j2;
+		char want[128];
+
+		assert_int_equal(journal_open(&j2, dir, "second", log_line, NULL, err, sizeof(err)), -EBUSY);
+		snprintf(want, sizeof(want), "another session is changing this host's settings (pid %d, "
+			 "unit): one at a time, try again when it ends", (int)getpid());
+		assert_string_equal(err, want);
+		assert_int_equal(j2.fd, -1);
+	}
 	close(j.fd); /* as if its agent were gone: now restore_dir may take it */
+	close(j.lock_fd);
 	unlink(j.path);
+	/* and with the first gone, the host is free again */
+	assert_int_equal(journal_open(&j, dir, "third", log_line, NULL, err, sizeof(err)), 0);
+	assert_int_equal(journal_finish(&j, log_line, NULL), 0);
+	assert_int_equal(access(j.path, F_OK), -1);
 }
 
 static void test_restore_dir_choices(void **state)
@@ -244,7 +260,8 @@ static void test_journal_refusals(void **state)
 
 	assert_int_equal(journal_record(&j, &e, err, sizeof(err)), -EBADF);
 	assert_string_equal(err, "no journal open: refusing to change anything");
-	assert_int_equal(journal_open(&j, "/proc/no-such/dir", err, sizeof(err)), -ENOENT);
+	assert_int_equal(journal_open(&j, "/proc/no-such/dir", "unit", log_line, NULL, err, sizeof(err)),
+			 -ENOENT);
 	assert_non_null(strstr(err, "cannot create state directory /proc/no-such/dir"));
 }
 

@@ -309,11 +309,12 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	else
 		snprintf(p->addr, sizeof(p->addr), "(unknown peer)");
 	keepalive(fd);
-	if ((rc = auth_start(&p->auth, AUTH_AGENT, &d->cfg->key)) ||
-	    (rc = bp_conn_adopt(d->loop, fd, &peer_ops, p, &p->c))) {
+	if ((rc = auth_start(&p->auth, AUTH_AGENT, &d->cfg->key)))
+		close(fd);
+	else
+		rc = bp_conn_adopt(d->loop, fd, &peer_ops, p, &p->c); /* closes fd when it fails */
+	if (rc) {
 		agent_log(p->addr, "refused: cannot serve it: %s", strerror(-rc));
-		if (!p->c)
-			close(fd);
 		auth_wipe(&p->auth);
 		free(p);
 		return;

@@ -176,23 +176,73 @@ int jentry_apply(const struct jentry *e)
 
 /* ---- the file ---- */
 
-int journal_open(struct journal *j, const char *dir, char *err, size_t errlen)
+/* The host's change lock: held, with holder written in it; -EBUSY naming who has it. */
+static int lock_host(struct journal *j, const char *dir, const char *holder, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX], who[160] = "";
+	ssize_t n;
+	int len;
+
+	snprintf(path, sizeof(path), "%s/host.lock", dir);
+	j->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (j->lock_fd < 0)
+		return say(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));
+	if (flock(j->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		n = pread(j->lock_fd, who, sizeof(who) - 1, 0);
+		who[n > 0 ? n : 0] = '\0';
+		who[strcspn(who, "\n")] = '\0';
+		close(j->lock_fd);
+		j->lock_fd = -1;
+		if (rc == -EBUSY)
+			return say(rc, err, errlen, "another session is changing this host's settings "
+				   "(%s): one at a time, try again when it ends", who[0] ? who : "unknown");
+		return say(rc, err, errlen, "flock(%s): %s", path, strerror(-rc));
+	}
+	len = snprintf(who, sizeof(who), "pid %d, %s\n", (int)getpid(), holder);
+	if (ftruncate(j->lock_fd, 0) < 0 || pwrite(j->lock_fd, who, (size_t)len, 0) != len)
+		return say(-EIO, err, errlen, "cannot write %s", path);
+	return 0;
+}
+
+static void unlock_host(struct journal *j)
+{
+	if (j->lock_fd >= 0)
+		close(j->lock_fd); /* the flock goes with it */
+	j->lock_fd = -1;
+}
+
+int journal_open(struct journal *j, const char *dir, const char *holder, journal_log_fn log,
+		 void *arg, char *err, size_t errlen)
 {
 	static unsigned counter;
 	char head[128];
 	int len, rc;
 
-	j->fd = -1;
+	j->fd = j->lock_fd = -1;
 	j->entries = 0;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return say(-errno, err, errlen, "cannot create state directory %s: %s", dir,
 			   strerror(errno));
+	if ((rc = lock_host(j, dir, holder, err, errlen))) {
+		unlock_host(j);
+		return rc;
+	}
+	/* the host is ours: what an agent that died here left goes back first */
+	journal_restore_dir(dir, log, arg, NULL);
 	if ((size_t)snprintf(j->path, sizeof(j->path), "%s/session-%d-%u.journal", dir, (int)getpid(),
-			     __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(j->path))
+			     __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(j->path)) {
+		unlock_host(j);
 		return say(-ENAMETOOLONG, err, errlen, "state directory %s: path too long", dir);
+	}
 	j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (j->fd < 0)
-		return say(-errno, err, errlen, "cannot create journal %s: %s", j->path, strerror(errno));
+	if (j->fd < 0) {
+		rc = say(-errno, err, errlen, "cannot create journal %s: %s", j->path, strerror(errno));
+		unlock_host(j);
+		return rc;
+	}
 	/* held until journal_finish (or the process dies): the file is ours, alive */
 	if (flock(j->fd, LOCK_EX | LOCK_NB) < 0)
 		goto fail;
@@ -207,6 +257,7 @@ fail:
 	close(j->fd);
 	unlink(j->path);
 	j->fd = -1;
+	unlock_host(j);
 	return rc;
 }
 
@@ -340,8 +391,9 @@ int journal_finish(struct journal *j, journal_log_fn log, void *arg)
 		failed = finish_file(fd, j->path, log, arg);
 		close(fd);
 	}
-	close(j->fd); /* the lock goes with it */
+	close(j->fd); /* the journal's lock goes with it */
 	j->fd = -1;
+	unlock_host(j); /* after the playback: nobody changes the host under it */
 	return failed;
 }
 

@@ -19,7 +19,10 @@
  *   channels eth0 combined=8
  *
  * The owning agent holds an exclusive flock on its file as long as the session
- * lives; a file no one holds belongs to an agent that is gone. A line without its
+ * lives; a file no one holds belongs to an agent that is gone. One session at a
+ * time may change a host's settings (two would restore over each other): the
+ * first to change holds STATE_DIR/host.lock until it has played its journal back,
+ * and a second is refused with -EBUSY naming the first, in this agent or another. A line without its
  * newline (a torn last write) is a change never made and is skipped. Settings live
  * in a network namespace: a journal written in another one (netns= differs) is left
  * for an agent in that namespace, and said so.
@@ -63,16 +66,20 @@ int jentry_apply(const struct jentry *e);
 
 struct journal {
 	int fd;                        /* -1: not open */
+	int lock_fd;                   /* host.lock, held while fd is open */
 	char path[PATH_MAX];
 	unsigned entries;
 };
 
 /*
- * journal_open - a new journal for one session in dir (created 0700 if missing),
- * locked, its header written and fsynced (and the directory). 0, or -errno with one
- * line in err.
+ * journal_open - take the host's change lock in dir (created 0700 if missing),
+ * writing holder ("PEER") into it for whoever is refused next; play back the
+ * journals of agents that are gone (logged); then a new journal for one session,
+ * locked, its header written and fsynced (and the directory). 0; -EBUSY when
+ * another session holds the host (err names it); or -errno with one line in err.
  */
-int journal_open(struct journal *j, const char *dir, char *err, size_t errlen);
+int journal_open(struct journal *j, const char *dir, const char *holder, journal_log_fn log,
+		 void *arg, char *err, size_t errlen);
 
 /*
  * journal_record - append e and fsync; the caller changes the setting only after 0.
@@ -81,8 +88,8 @@ int journal_open(struct journal *j, const char *dir, char *err, size_t errlen);
 int journal_record(struct journal *j, const struct jentry *e, char *err, size_t errlen);
 
 /*
- * journal_finish - play j back (newest first), then remove it and close it. Every
- * restore is logged. Returns how many settings could not be restored (then the file
+ * journal_finish - play j back (newest first), then remove it and close it, and
+ * give up the host's change lock. Every restore is logged. Returns how many settings could not be restored (then the file
  * is kept, unlocked, for the next start or --restore to try again).
  */
 int journal_finish(struct journal *j, journal_log_fn log, void *arg);

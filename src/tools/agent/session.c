@@ -26,7 +26,7 @@ void session_start(struct session *s, const struct agent_cfg *cfg, const char *p
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
-	s->journal.fd = -1;
+	s->journal.fd = s->journal.lock_fd = -1;
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
 	agent_log(s->peer, "session started");
 }
@@ -56,7 +56,8 @@ static int journal(struct session *s, char *err, size_t errlen)
 {
 	if (s->journal.fd >= 0)
 		return 0;
-	return journal_open(&s->journal, s->cfg->state_dir, err, errlen);
+	return journal_open(&s->journal, s->cfg->state_dir, s->peer, agent_log_journal, s->peer, err,
+			    errlen);
 }
 
 static int parse_id(const char *w, uint32_t *id)
