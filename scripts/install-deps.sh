@@ -15,6 +15,9 @@ packages=(
   valgrind                           # tests/integration/test_valgrind.sh
   openssh-server openssh-client      # the two-host tests: a real sshd in a namespace
   strace                             # tests/unit/data/ethtool/capture.sh (re-capturing only)
+  scdoc man-db                       # the manual pages (man/*.scd) and man -l in tests/pkg
+  g++                                # tests/pkg/test_headers.sh: the headers as C++17
+  dpkg-dev debhelper lintian         # tests/pkg/test_deb.sh: the Debian package
 )
 
 missing=()
