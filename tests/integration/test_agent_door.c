@@ -292,9 +292,7 @@ int main(void)
 	struct stat st;
 
 	bpt_busypoll();
-	snprintf(dir, sizeof(dir), "/tmp/bp-agent-door-XXXXXX");
-	BPT_CHECK(mkdtemp(dir), "mkdtemp");
-	bpt_rmdir_at_exit(dir);
+	bpt_tmpdir("agent-door", dir, sizeof(dir));
 	snprintf(key, sizeof(key), "%s/agent.key", dir);
 	snprintf(wrong, sizeof(wrong), "%s/wrong.key", dir);
 	/* journals beside the keys: bpt_rmdir_at_exit removes files, not subdirectories */

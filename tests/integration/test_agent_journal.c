@@ -268,9 +268,7 @@ int main(void)
 	BPT_CHECK(bp_testbed_up(&tb, name, 2, false) == 0, "%s", bp_last_error());
 	BPT_CHECK(bp_testbed_napi_ids(&tb, 1, ids, 4) == 2, "two NAPIs on side b");
 	napi_id = ids[0] < ids[1] ? ids[0] : ids[1];
-	snprintf(dir, sizeof(dir), "/tmp/bp-agent-journal-XXXXXX");
-	BPT_CHECK(mkdtemp(dir), "mkdtemp");
-	bpt_rmdir_at_exit(dir);
+	bpt_tmpdir("agent-journal", dir, sizeof(dir));
 	/* journals beside the keys: bpt_rmdir_at_exit removes files, not subdirectories */
 	snprintf(state, sizeof(state), "%s", dir);
 	snprintf(key, sizeof(key), "%s/agent.key", dir);

@@ -27,6 +27,14 @@ const char *bpt_busypoll(void)
 	return b;
 }
 
+const char *bpt_tmpdir(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, "/tmp/bp-%s-XXXXXX", prefix);
+	BPT_CHECK(mkdtemp(buf), "mkdtemp(%s): %s", buf, strerror(errno));
+	bpt_rmdir_at_exit(buf);
+	return buf;
+}
+
 void bpt_agent_start(struct bpt_agent *a, const char *netns, bool stdio, const char *const args[])
 {
 	const char *argv[48];

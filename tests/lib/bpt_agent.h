@@ -60,6 +60,13 @@ int bpt_agent_end(struct bpt_agent *a, int sig, int timeout_ms);
 /* bpt_agent_call - over its stdin/stdout: one framed request, the reply into buf. */
 bool bpt_agent_call(struct bpt_agent *a, const char *req, char *buf, size_t cap, int timeout_ms);
 
+/*
+ * bpt_tmpdir - a new directory /tmp/bp-PREFIX-XXXXXX into buf (len >= 64), whose
+ * files are removed with it at exit, however the test ends. Fails the test if it
+ * cannot be made.
+ */
+const char *bpt_tmpdir(const char *prefix, char *buf, size_t len);
+
 /* bpt_busypoll - $BUSYPOLL (the program under test); skips the test (77) when unset. */
 const char *bpt_busypoll(void);
 

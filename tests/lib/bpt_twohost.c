@@ -15,6 +15,7 @@
 
 #include <busypoll/loop.h>
 
+#include "bpt_agent.h"
 #include "bpt_faults.h"
 #include "bpt_twohost.h"
 #include "bptest.h"
@@ -87,9 +88,7 @@ void bpt_twohost_up(struct bpt_twohost *h, const char *name)
 	memset(h, 0, sizeof(*h));
 	bpt_testbed_guard(name);
 	BPT_CHECK(bp_testbed_up(&h->tb, name, 1, false) == 0, "%s", bp_last_error());
-	snprintf(h->dir, sizeof(h->dir), "/tmp/bp-twohost-XXXXXX");
-	BPT_CHECK(mkdtemp(h->dir), "mkdtemp: %s", strerror(errno));
-	bpt_rmdir_at_exit(h->dir);
+	bpt_tmpdir("twohost", h->dir, sizeof(h->dir));
 	/* sshd's privilege separation directory: made if missing, never removed (shared) */
 	if (stat("/run/sshd", &st) != 0)
 		BPT_CHECK(mkdir("/run/sshd", 0755) == 0 || errno == EEXIST, "mkdir /run/sshd: %s",

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "bpt_faults.h"
+#include "bpt_agent.h"
 
 #include "tools/agent/session.h"
 
@@ -120,10 +120,7 @@ static void test_failed_change_leaves_nothing(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/bp-test-session-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
+	bpt_tmpdir("test-session", dir, sizeof(dir));
 	cfg.state_dir = dir;
 	return 0;
 }

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "bpt_faults.h"
+#include "bpt_agent.h"
 
 #include "tools/common/auth.h"
 #include "tools/common/chan.h"
@@ -453,10 +453,7 @@ static void test_chan_refusals(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/bp-test-auth-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
+	bpt_tmpdir("test-auth", dir, sizeof(dir));
 	return 0;
 }
 

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "bpt_faults.h"
+#include "bpt_agent.h"
 
 #include "tools/agent/journal.h"
 #include "tools/common/nic_text.h"
@@ -267,10 +267,7 @@ static void test_journal_refusals(void **state)
 
 static int setup(void **state)
 {
-	snprintf(dir, sizeof(dir), "/tmp/bp-test-journal-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	bpt_rmdir_at_exit(dir); /* its files, however the test ends */
+	bpt_tmpdir("test-journal", dir, sizeof(dir));
 	return 0;
 }
 
