@@ -94,7 +94,7 @@ if command -v python3 >/dev/null; then
 		"$tmp/out" || fail "--features --format json is not valid or lacks multishot"
 fi
 BP_URING_FEATURES=bogus "$BP" modes --check uring:block >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q "^busypoll modes: uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
+[ $? -eq 2 ] && grep -q "^busypoll modes: --check uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
 	fail "BP_URING_FEATURES=bogus: '$(cat "$tmp/err")'"
 run 2 modes --features --check epoll:block
 
