@@ -309,7 +309,7 @@ static void idle_and_slow_peers(void)
 			n_forgotten += 2;
 		}
 	} else {
-		printf("SKIP half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)\n");
+		bpt_skip_part("half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)");
 	}
 	faults_total += 2 * N_EACH + (uint64_t)n_forgotten + 2;
 	for (int i = 0; i < 2; i++)
@@ -380,9 +380,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!ran)
-		return BPT_SKIP;
+		return bpt_exit_status();
 	idle_and_slow_peers();
 	printf("faults injected: %llu\n", (unsigned long long)faults_total);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

@@ -409,7 +409,7 @@ static void idle_and_slow_hosts(int base)
 		BPT_CHECK(bpt_vanish(fd, BPT_FORGET), "TCP_REPAIR");
 		n_forgotten = 2;
 	} else {
-		printf("SKIP half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)\n");
+		bpt_skip_part("half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)");
 	}
 	for (int i = 0; i < 2; i++)
 		BPT_CHECK(pthread_create(&tr[i].th, NULL, trickle, &tr[i]) == 0, "pthread_create");
@@ -518,5 +518,5 @@ int main(int argc, char **argv)
 	rmdir(dir);
 	printf("faults injected: %llu\n", (unsigned long long)faults);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

@@ -707,5 +707,5 @@ int main(void)
 	unlink(file_path);
 	rmdir(dir);
 	fprintf(stderr, "PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

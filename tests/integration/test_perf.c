@@ -353,5 +353,5 @@ int main(void)
 	bp_nvmet_stop(tgt);
 	unlink(file_path);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

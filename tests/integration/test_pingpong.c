@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (only)
-		return ran ? 0 : BPT_SKIP;
+		return bpt_exit_status();
 	breakdown("epoll:block", false);
 	breakdown("epoll:block", true);
 	if (bpt_mode_usable("uring:block", &m)) {
@@ -406,5 +406,5 @@ int main(int argc, char **argv)
 	misbehaving_clients();
 	control_sessions();
 	printf("%d modes, 0 failed\n", ran);
-	return 0;
+	return bpt_exit_status();
 }

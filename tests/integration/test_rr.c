@@ -218,9 +218,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!ran)
-		return BPT_SKIP;
+		return bpt_exit_status();
 	if (only)
-		return 0;
+		return bpt_exit_status();
 
 	/* The rest on the baseline mode. */
 	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block must work everywhere");
@@ -252,5 +252,5 @@ int main(int argc, char **argv)
 	printf("ok   server still serving after refused hellos and a killed client\n");
 	rr_server_stop(s);
 	printf("%d modes passed\n", ran);
-	return 0;
+	return bpt_exit_status();
 }
