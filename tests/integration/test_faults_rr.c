@@ -6,8 +6,8 @@
  *     of a request, with a 4 MiB response still queued, right after a control
  *     command, and after a few good transactions. On every engine mode: the
  *     server keeps serving the next client, every descriptor comes back, and no
- *     run slot leaks (there are 256; more faults than that are injected per mode,
- *     so a leaked slot would refuse a later hello).
+ *     run slot leaks: the server's count of live run slots (rr_server_runs_live)
+ *     is back to 0 once the peers are gone, and again after the next client.
  *  2. On epoll:block, at the same time: clients that connect and send nothing,
  *     that say hello and then nothing, half-open connections (the client's kernel
  *     forgets them: TCP_REPAIR then close sends neither FIN nor RST, as a peer
@@ -191,6 +191,8 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 		}
 	after = bpt_fd_settle(0, base, SETTLE_MS);
 	BPT_CHECK(after == base, "%s: %d descriptors before the faults, %d after (a leak)", text, base, after);
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == 0, SETTLE_MS),
+		  "%s: %u run slots still held after every faulty peer left (a leak)", text, rr_server_runs_live(s));
 
 	base_opts(&o, m, text);
 	o.flows = 4;
@@ -204,9 +206,11 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 	}
 	after = bpt_fd_settle(0, base, SETTLE_MS);
 	BPT_CHECK(after == base, "%s: %d descriptors after the next client, %d before", text, after, base);
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == 0, SETTLE_MS),
+		  "%s: %u run slots still held after the next client finished", text, rr_server_runs_live(s));
 	rr_server_stop(s);
-	printf("ok   %-38s %llu faults (RST and FIN x 5 scenarios), next client served, fds %d -> %d\n", text,
-	       (unsigned long long)(faults_total - before), base, after);
+	printf("ok   %-38s %llu faults (RST and FIN x 5 scenarios), next client served, fds %d -> %d, "
+	       "0 run slots held\n", text, (unsigned long long)(faults_total - before), base, after);
 }
 
 /* ---- 2. idle, half-open and slow peers while a client runs ---- */
@@ -344,7 +348,12 @@ static void idle_and_slow_peers(void)
 	}
 	held = bpt_fd_settle(0, base + n_forgotten, SETTLE_MS) - base;
 	BPT_CHECK(held <= n_forgotten, "%d descriptors over the baseline after the idle clients closed", held);
-	printf("ok   idle clients gone: fds back to baseline + %d half-open the server still holds\n", held);
+	/* Of the half-open ones, those past their hello (half of them) each hold their run's slot. */
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == (unsigned)n_forgotten / 2, SETTLE_MS),
+		  "%u run slots held after the idle clients closed, expected the %d half-open flows' own",
+		  rr_server_runs_live(s), n_forgotten / 2);
+	printf("ok   idle clients gone: fds back to baseline + %d half-open the server still holds, "
+	       "%u run slots (theirs)\n", held, rr_server_runs_live(s));
 	rr_server_stop(s);
 }
 

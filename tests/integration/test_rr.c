@@ -170,7 +170,8 @@ static void client_killed_mid_run(const struct bp_mode *m, const char *text, str
 		rr_client_run(&o, NULL, &res, err, sizeof(err));
 		_exit(0);
 	}
-	usleep(300000);
+	/* Mid-run: its run holds a slot once its control connection and flows said hello. */
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) >= 1, 10000), "the client never started its run");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
@@ -249,7 +250,10 @@ int main(int argc, char **argv)
 	client_killed_mid_run(&m, "epoll:block", s);
 	base_opts(&o, &m, "epoll:block");
 	client_run(&o, s, "after refused hellos and a killed client");
-	printf("ok   server still serving after refused hellos and a killed client\n");
+	/* Every client is gone, the killed one too: no run keeps its slot. */
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == 0, 5000), "%u run slots still held after every client left",
+		  rr_server_runs_live(s));
+	printf("ok   server still serving after refused hellos and a killed client; no run slot held\n");
 	rr_server_stop(s);
 	printf("%d modes passed\n", ran);
 	return bpt_exit_status();

@@ -92,3 +92,10 @@ uint64_t bpt_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+void bpt_nap(void)
+{
+	struct timespec ts = { 0, 2000000 };
+
+	nanosleep(&ts, NULL);
+}

@@ -58,4 +58,22 @@ bool bpt_is_root(void);
 /* bpt_now_ns - CLOCK_MONOTONIC in ns. */
 uint64_t bpt_now_ns(void);
 
+/* bpt_nap - sleep 2 ms (the step of BPT_WAIT_UNTIL). */
+void bpt_nap(void);
+
+/*
+ * BPT_WAIT_UNTIL(cond, timeout_ms) - a state reached, never slept for: evaluates
+ * cond every 2 ms until it holds or timeout_ms have passed, and is cond's last
+ * value. The bound only says how long a failure takes to report; a pass never
+ * depends on the machine being fast.
+ */
+#define BPT_WAIT_UNTIL(cond, timeout_ms)                                              \
+	({                                                                            \
+		uint64_t bpt_end_ = bpt_now_ns() + (uint64_t)(timeout_ms) * 1000000ull; \
+		bool bpt_ok_;                                                         \
+		while (!(bpt_ok_ = (cond)) && bpt_now_ns() < bpt_end_)                \
+			bpt_nap();                                                    \
+		bpt_ok_;                                                              \
+	})
+
 #endif
