@@ -8,6 +8,7 @@ bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: compare builds a veth test bed, which needs root"
@@ -59,7 +60,8 @@ echo "ok   csv"
 "$bp" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
 	>"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
-sleep 2.5
+# mid-run: the second cell has begun (the first one measured)
+bpt_wait_until 60 bpt_file_has "$tmp/int.err" '\[ 2/3\] epoll:spin' || fail "compare never reached its second cell"
 kill -INT $pid
 rc=0
 wait $pid || rc=$?

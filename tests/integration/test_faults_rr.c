@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -86,12 +87,12 @@ static void hello_bytes(uint8_t *buf, uint8_t kind, uint32_t req, uint32_t resp,
 	bp_rr_hello_encode(&h, buf);
 }
 
-/* A flow past its hello: connected, hello sent, ack OK. */
-static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
+/* A flow past its hello: connected (with SO_RCVBUF rcvbuf unless 0), hello sent, ack OK. */
+static int raw_flow_rcvbuf(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id, int rcvbuf)
 {
 	uint8_t buf[BP_RR_HELLO_LEN];
 	struct bp_rr_ack ack;
-	int fd = bpt_connect(port);
+	int fd = rcvbuf ? bpt_connect_rcvbuf(port, rcvbuf) : bpt_connect(port);
 
 	hello_bytes(buf, kind, req, resp, run_id);
 	bpt_send_all(fd, buf, sizeof(buf));
@@ -99,6 +100,11 @@ static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
 	BPT_CHECK(bp_rr_ack_decode(buf, &ack) == 0, "%s, scenario %d: bad ack: %02x%02x%02x%02x %02x%02x%02x%02x", cur_mode, cur_scenario, buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], buf[6], buf[7]);
 	BPT_CHECK(ack.status == BP_RR_OK, "hello refused: %s (a leaked run slot?)", bp_rr_refuse_reason(ack.status));
 	return fd;
+}
+
+static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
+{
+	return raw_flow_rcvbuf(kind, req, resp, run_id, 0);
 }
 
 /* One transaction by hand: Q bytes up, R bytes back. */
@@ -137,10 +143,14 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 		bpt_send_all(fd, buf, 32);
 		break;
 	case RESPONSE_QUEUED:
-		/* The server answers with 4 MiB: most of it waits in its send queue when we go. */
-		fd = raw_flow(BP_RR_KIND_DATA, 1, 4u << 20, run);
+		/*
+		 * The server answers with 4 MiB into our 64 KiB receive buffer: once the
+		 * first 32 KiB are here the rest waits in its send queue, and then we go.
+		 */
+		fd = raw_flow_rcvbuf(BP_RR_KIND_DATA, 1, 4u << 20, run, 65536);
 		bpt_send_all(fd, buf, 1);
-		bpt_sleep_ms(2);
+		BPT_CHECK(BPT_WAIT_UNTIL(bpt_rx_queued(fd) >= 32768, 5000), "%s: the 4 MiB response did not come (%d bytes)",
+			  cur_mode, bpt_rx_queued(fd));
 		break;
 	case AFTER_CONTROL: {
 		uint8_t cmd[BP_RR_CMD_LEN * 2];
@@ -220,6 +230,7 @@ struct trickler {
 	int seconds;
 	bool closed_early;
 	bool answered;
+	atomic_bool trickling;    /* its first byte is sent */
 	pthread_t th;
 };
 
@@ -246,6 +257,7 @@ static void *trickle(void *arg)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		bpt_send_all(fd, src + sent++, 1);
+		atomic_store(&t->trickling, true);
 		if (poll(&p, 1, 1000) == 1) {
 			t->closed_early = true; /* nothing is owed to us yet: only a close can arrive */
 			close(fd);
@@ -319,8 +331,9 @@ static void idle_and_slow_peers(void)
 	for (int i = 0; i < 2; i++)
 		BPT_CHECK(pthread_create(&tr[i].th, NULL, trickle, &tr[i]) == 0, "pthread_create");
 
-	/* Meanwhile, a client at full speed. */
-	bpt_sleep_ms(300);
+	/* Meanwhile, a client at full speed, once both slow senders are trickling. */
+	BPT_CHECK(BPT_WAIT_UNTIL(atomic_load(&tr[0].trickling) && atomic_load(&tr[1].trickling), 5000),
+		  "the slow senders did not start");
 	base_opts(&o, &m, "epoll:block");
 	o.flows = 4;
 	o.duration_s = 3.5;

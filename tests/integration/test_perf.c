@@ -310,9 +310,24 @@ static void test_io_error(void)
 
 static volatile sig_atomic_t stop_flag;
 
+/* target_ios - reads and writes the target has taken so far, over every queue it still lists. */
+static uint64_t target_ios(void)
+{
+	static struct bp_nvmet_queue_stats st[64];
+	size_t n = 0;
+	uint64_t ios = 0;
+
+	BPT_CHECK(bp_nvmet_snapshot(tgt, st, 64, &n) == 0, "snapshot");
+	for (size_t i = 0; i < n; i++)
+		if (st[i].live)
+			ios += st[i].reads + st[i].writes;
+	return ios;
+}
+
+/* Ctrl-C mid-run: once the run's queues have done 1000 I/Os (no ramp: all of them are measured). */
 static void *press_ctrl_c(void *arg)
 {
-	usleep(400000);
+	BPT_CHECK(BPT_WAIT_UNTIL(target_ios() >= 1000, 20000), "the run did no I/O to interrupt");
 	stop_flag = 1;
 	return arg;
 }
@@ -323,7 +338,7 @@ static void test_interrupt(void)
 	pthread_t th;
 	int ret;
 
-	OPTS(&o, "--rw", "randrw", "--iodepth", "8", "--runtime", "60", "--ramp-time", "0.1", "--verify", "--size",
+	OPTS(&o, "--rw", "randrw", "--iodepth", "8", "--runtime", "60", "--ramp-time", "0", "--verify", "--size",
 	     "1M", "--numjobs", "2");
 	stop_flag = 0;
 	pthread_create(&th, NULL, press_ctrl_c, NULL);

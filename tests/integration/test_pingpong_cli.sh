@@ -25,6 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -154,7 +155,8 @@ run 0 pingpong "${common[@]}" --runs 1
 "$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup 10 \
 	>"$tmp/out" 2>"$tmp/err" &
 cpid=$!
-sleep 1.5
+# mid-run: its loop thread has blocked for 1000 replies, far past the 10 warm-up ones
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"
 kill -INT "$cpid"
 wait "$cpid"
 rc=$?

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: MIT
+# Shell helpers for the tests: states reached, never slept for. Source it:
+#   . "$BP_TESTLIB/bpt_wait.sh"
+# (ctest sets BP_TESTLIB to this folder.)
+
+# bpt_wait_until SECONDS CMD [ARGS...] - run CMD every 50 ms until it succeeds.
+# Returns 0 as soon as it does, 1 when SECONDS passed first. The bound only says how
+# long a failure takes to report: a pass never depends on the machine being fast.
+bpt_wait_until() {
+	local limit=$1 end
+	shift
+	end=$(($(date +%s%N) + limit * 1000000000))
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# bpt_now_ms - CLOCK_REALTIME in ms (for the bounds of a timeout).
+bpt_now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# bpt_rx_bytes PORT - bytes this host's established TCP connections to PORT have
+# received (the kernel's tcp_info bytes_received, summed over them).
+bpt_rx_bytes() {
+	ss -Htni state established "dport = :$1" 2>/dev/null |
+		grep -o 'bytes_received:[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+
+# bpt_rx_over PORT BYTES - true once connections to PORT have received more than BYTES.
+bpt_rx_over() {
+	[ "$(bpt_rx_bytes "$1")" -gt "$2" ]
+}
+
+# bpt_file_has FILE REGEX - FILE (a log) has a line matching REGEX (grep -E).
+bpt_file_has() {
+	grep -Eq -- "$2" "$1" 2>/dev/null
+}
+
+# bpt_vcsw_over PID N - some thread of PID has blocked (voluntary context switches,
+# /proc/PID/task/*/status) more than N times: a loop that sleeps once per round trip
+# in a blocking mode has done about that many round trips.
+bpt_vcsw_over() {
+	local max
+	max=$(cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^voluntary_ctxt_switches:/ { if ($2 > m) m = $2 } END { print m + 0 }')
+	[ "$max" -gt "$2" ]
+}
+
+# bpt_established PORT N - at least N established TCP connections to PORT on this host.
+bpt_established() {
+	[ "$(ss -Htn state established "dport = :$1" 2>/dev/null | wc -l)" -ge "$2" ]
+}
+
+# bpt_listening PORT - something listens on TCP PORT.
+bpt_listening() {
+	[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
+}
