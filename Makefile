@@ -2,7 +2,8 @@
 # both install missing Debian packages first when run as root. `make test-asan` runs the
 # suite under ASan+UBSan, `make fuzz FUZZ_SECONDS=N` the libFuzzer targets, `make soak`
 # the long fault, load and durability runs (10,000 connections, 256 target queues,
-# 20 SIGKILLs; about a minute and more, not part of `make test`).
+# 20 SIGKILLs; about a minute and more, not part of `make test`), `make mutants` the
+# mutation check (the tests must catch every bug in tests/mutants/).
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
@@ -10,7 +11,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test soak test-asan fuzz bench clean
+.PHONY: all deps build run test soak test-asan fuzz mutants bench clean
 
 all: build
 
@@ -84,6 +85,13 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Every deliberate bug in tests/mutants/*.mut must make its tests fail: each is
+# applied in turn to a scratch copy of the tree under /tmp (one incremental build),
+# and a mutant that survives, or no longer applies, fails the target (see the top of
+# tests/mutants/run.py). MUTANTS=name,name runs some; as root, like make test.
+mutants: deps
+	python3 tests/mutants/run.py --jobs $(JOBS) $(if $(MUTANTS),--only $(MUTANTS))
 
 bench: build
 	@echo "benchmarks: see bench/README.md"
