@@ -14,7 +14,8 @@
  *    data written before it is in the image behind the device;
  *  - a Write with FUA issues one;
  *  - a shutdown (CC.SHN, from the initiator's disconnect) issues one;
- *  - stopping the target issues one.
+ *  - stopping the target issues one;
+ * and the target's own counters agree: 2 Flush, 3 writes, 2 of them by R2T.
  * Root only (loop devices); the device is set up with LO_FLAGS_AUTOCLEAR, so it
  * goes away with the last descriptor however the test ends.
  */
@@ -243,6 +244,24 @@ int main(void)
 	write_blocks(q, 1024, b, sizeof(b), true);
 	synced(&s1, "Write with FUA");
 	BPT_CHECK(in_image(b, sizeof(b), 1024 * 512), "after a FUA write the image lacks its data");
+	/* The target counted what the host sent: its flushes, writes and R2Ts. */
+	{
+		struct bp_nvmet_queue_stats st[16];
+		size_t n = 0;
+		uint64_t flushes = 0, writes = 0, r2ts = 0;
+
+		BPT_CHECK(bp_nvmet_snapshot(t, st, 16, &n) == 0, "snapshot");
+		for (size_t i = 0; i < n; i++)
+			if (st[i].qid) {
+				flushes += st[i].flushes;
+				writes += st[i].writes;
+				r2ts += st[i].r2ts;
+			}
+		BPT_CHECK(flushes == 2 && writes == 3 && r2ts == 2,
+			  "the target counted %llu flushes, %llu writes, %llu R2Ts; the host sent 2 Flush and 3 writes, two "
+			  "of 64 KiB (beyond the in-capsule size: by R2T)", (unsigned long long)flushes,
+			  (unsigned long long)writes, (unsigned long long)r2ts);
+	}
 	/* Shutdown (CC.SHN) by the initiator's disconnect. */
 	bp_nvmeh_queue_close(q);
 	s1 = devstat();

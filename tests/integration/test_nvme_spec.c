@@ -14,7 +14,8 @@
  *     Error) before CC.EN; EN 0->1 sets RDY; EN 1->0 resets (I/O queues closed,
  *     the admin queue stays, RDY 0); EN with a memory page size we lack sets
  *     CSTS.CFS, not RDY; shutdown (CC.SHN) reports SHST complete.
- *  3. The documented error table: sqsize over the queue depth (I/O and admin),
+ *  3. The documented error table: an opcode it does not serve (admin, I/O, a
+ *     fabrics type on an I/O queue), sqsize over the queue depth (I/O and admin),
  *     an I/O queue for a controller that is gone, more commands outstanding than
  *     the queue's sqsize + 1 entries, H2CData with a wrong command id, offset or length, LAST
  *     before all the data; --max-conns refusing the next connection until one
@@ -474,6 +475,46 @@ static void connect_refusals(void)
 	       "Invalid Parameter with its locator\n");
 }
 
+/* Opcodes the target does not serve: Invalid Command Opcode, DNR, the queue lives. */
+static void opcodes(void)
+{
+	uint16_t cntlid;
+	struct rq *a = admin_up(true, &cntlid), *q = ioq_up(cntlid, 1, 0, false);
+	static const struct {
+		bool admin;
+		uint8_t opc, fctype;
+		const char *what;
+	} cases[] = {
+		{ true, 0x80, 0, "admin Format NVM" },
+		{ true, 0x81, 0, "admin Security Send" },
+		{ false, 0x05, 0, "I/O Compare" },
+		{ false, 0x08, 0, "I/O Write Zeroes" },
+		{ false, BP_NVME_FABRICS, BP_NVMF_PROP_GET, "Property Get on an I/O queue" },
+	};
+	uint8_t sqe[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rq *x = cases[i].admin ? a : q;
+		struct bp_nvme_cqe c;
+
+		bp_nvme_sqe_init(sqe, cases[i].opc, (uint16_t)(0x900 + i), cases[i].admin ? 0 : 1, 0, false);
+		sqe[4] = cases[i].fctype;
+		rq_send_cmd(x, sqe, NULL, 0);
+		c = rq_resp(x, cases[i].what);
+		BPT_CHECK(c.cid == 0x900 + i && c.status == (BP_NVME_SC_INVALID_OPCODE | BP_NVME_DNR),
+			  "%s: cid 0x%x status 0x%x, want Invalid Command Opcode with DNR", cases[i].what, c.cid, c.status);
+	}
+	/* Both queues still serve. */
+	bp_nvme_sqe_init(sqe, BP_NVME_CMD_FLUSH, 0x9ff, 1, 0, false);
+	rq_send_cmd(q, sqe, NULL, 0);
+	BPT_CHECK(rq_resp(q, "Flush after refused opcodes").status == 0, "the I/O queue stopped serving");
+	BPT_CHECK(csts(a) & CSTS_RDY, "the admin queue stopped serving");
+	rq_close(q);
+	rq_close(a);
+	printf("ok   Invalid Command Opcode (DNR) for admin 0x80 and 0x81, I/O 0x05 and 0x08, a fabrics command on an "
+	       "I/O queue; both queues serve on\n");
+}
+
 /* A write beyond in-capsule on q: the R2T it gets (checked against the command). */
 static struct bp_nvme_tcp_data write_r2t(struct rq *q, uint16_t cid, uint64_t slba, uint32_t len)
 {
@@ -654,6 +695,7 @@ int main(void)
 	c2h_success(false);
 	c2h_success(true);
 	lifecycle();
+	opcodes();
 	connect_refusals();
 	pdu_errors();
 	so_priority();

@@ -5,6 +5,10 @@
  *    EPIOCGPARAMS of every epoll loop's instance (usecs, budget, prefer), the
  *    NAPI lines of every io_uring loop's ring in /proc/self/fdinfo, and
  *    SO_PREFER_BUSY_POLL of their sockets never set;
+ *  - block (and napi, whose busy polling is inside the kernel's wait) never
+ *    polls from userspace: a wait for a timer sleeps in one syscall (time that
+ *    could sleep, no time polling, a voluntary context switch), and bytes that
+ *    came count as a wake-up, not an empty poll;
  *  - hybrid polls while work came within its period and then blocks: the
  *    engine's counters (polls, time polling, time that could sleep) and the
  *    thread's voluntary context switches (RUSAGE_THREAD), on both backends;
@@ -282,6 +286,55 @@ static void hybrid(const char *backend)
 	printf("ok   %-40s %llu polls within the period, then blocked (%llu ns in waits that could sleep, %llu "
 	       "voluntary switches)\n", text, (unsigned long long)(c1.empty_polls - c0.empty_polls),
 	       (unsigned long long)(c2.sleep_ns - c1.sleep_ns), (unsigned long long)(v2 - v1));
+	close(peer);
+	bp_loop_destroy(loop);
+}
+
+/* ---- 2b. block: every wait sleeps ---- */
+
+static void blocks(const char *text)
+{
+	struct bp_mode m;
+	struct bp_loop *loop;
+	struct bp_loop_counters c0, c1, c2;
+	struct bp_timer t = { 0 };
+	struct sink s = { 0 };
+	uint64_t v0, v1;
+	int mine, peer;
+	bool fired = false;
+
+	if (!bpt_mode_usable(text, &m))
+		return;
+	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
+	tcp_pair(&mine, &peer);
+	BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s, NULL) == 0, "%s: adopt: %s", text, bp_last_error());
+	/* Bytes already there: one wait that could sleep, returning with work. */
+	BPT_CHECK(send(peer, "x", 1, 0) == 1, "send: %s", strerror(errno));
+	c0 = *bp_loop_counters(loop);
+	while (!s.got)
+		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+	c1 = *bp_loop_counters(loop);
+	BPT_CHECK(c1.wakeups > c0.wakeups && c1.poll_ns == c0.poll_ns,
+		  "%s: bytes that came were %llu wake-ups, %llu ns polling: a blocking wait must return with them",
+		  text, (unsigned long long)(c1.wakeups - c0.wakeups), (unsigned long long)(c1.poll_ns - c0.poll_ns));
+	BPT_CHECK(c1.syscalls >= c0.syscalls + (c1.waits - c0.waits),
+		  "%s: %llu waits counted only %llu syscalls", text, (unsigned long long)(c1.waits - c0.waits),
+		  (unsigned long long)(c1.syscalls - c0.syscalls));
+	/* Nothing to do until a timer: it sleeps, it does not poll. */
+	BPT_CHECK(bp_timer_start(loop, &t, 50000, timer_flag, &fired) == 0, "timer");
+	v0 = thread_nvcsw();
+	while (!fired)
+		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+	v1 = thread_nvcsw();
+	c2 = *bp_loop_counters(loop);
+	BPT_CHECK(c2.poll_ns == c1.poll_ns && c2.sleep_ns > c1.sleep_ns && v1 > v0,
+		  "%s: waiting for a timer polled %llu ns, could sleep %llu ns, %llu voluntary switches: it must sleep",
+		  text, (unsigned long long)(c2.poll_ns - c1.poll_ns), (unsigned long long)(c2.sleep_ns - c1.sleep_ns),
+		  (unsigned long long)(v1 - v0));
+	BPT_CHECK(c2.syscalls >= c1.syscalls + (c2.waits - c1.waits), "%s: a wait for a timer was no syscall", text);
+	printf("ok   %-40s a wait with work is a wake-up; a wait for a timer sleeps (%llu wait%s, %llu voluntary "
+	       "switch%s)\n", text, (unsigned long long)(c2.waits - c1.waits), c2.waits - c1.waits == 1 ? "" : "s",
+	       (unsigned long long)(v1 - v0), v1 - v0 == 1 ? "" : "es");
 	close(peer);
 	bp_loop_destroy(loop);
 }
@@ -625,6 +678,11 @@ int main(void)
 
 	for (size_t i = 0; i < sizeof(prefer_modes) / sizeof(prefer_modes[0]); i++)
 		prefer(prefer_modes[i]);
+	blocks("epoll:block");
+	blocks("uring:block");
+	blocks("uring:block,setup=plain");
+	blocks("epoll:napi,usecs=50,budget=8");
+	blocks("uring:napi,usecs=50");
 	hybrid("epoll");
 	hybrid("uring");
 	for (size_t i = 0; i < sizeof(sq_modes) / sizeof(sq_modes[0]); i++)
