@@ -41,6 +41,7 @@
 #include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "base/bytes.h"
 
@@ -226,27 +227,12 @@ static void next_qid_reset(void)
 	n_ioq_faults = 0;
 }
 
-/* queue_stats - the live queue qid of controller cntlid, from the target's own counters. */
-static bool queue_stats(uint16_t qid, uint16_t cntlid, struct bp_nvmet_queue_stats *out)
-{
-	static struct bp_nvmet_queue_stats st[512];
-	size_t n = 0;
-
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 512, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		if (st[i].live && st[i].qid == qid && st[i].cntlid == cntlid) {
-			*out = st[i];
-			return true;
-		}
-	return false;
-}
-
 /* reads_parked - all n reads of len bytes taken on queue qid, and not all of their data handed out. */
 static bool reads_parked(uint16_t qid, uint64_t n, uint64_t len)
 {
 	struct bp_nvmet_queue_stats st;
 
-	return queue_stats(qid, good->cntlid, &st) && st.reads == n && st.bytes_out < n * len;
+	return bpt_nvmet_queue(t, good->cntlid, qid, &st) && st.reads == n && st.bytes_out < n * len;
 }
 
 static void vanish_once(enum scenario sc, enum bpt_vanish how)
@@ -320,18 +306,6 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 	faults++;
 }
 
-static int live_queues(void)
-{
-	static struct bp_nvmet_queue_stats st[512];
-	size_t n = 0;
-	int live = 0;
-
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 512, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		live += st[i].live;
-	return live;
-}
-
 static void hosts_vanish(int base)
 {
 	int after, live;
@@ -345,8 +319,7 @@ static void hosts_vanish(int base)
 	after = bpt_fd_settle(0, base, 5000);
 	BPT_CHECK(after == base, "%d descriptors before hosts vanished, %d after (a leak)", base, after);
 	/* Only the good host's admin and I/O queue are left. */
-	for (int i = 0; i < 100 && (live = live_queues()) != 2; i++)
-		bpt_sleep_ms(20);
+	BPT_WAIT_UNTIL((live = bpt_nvmet_sum(t, false).live) == 2, 2000);
 	BPT_CHECK(live == 2, "%d queues live after the faults, expected the good host's 2", live);
 	good_io(50, "after hosts vanished");
 	{

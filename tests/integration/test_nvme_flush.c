@@ -12,10 +12,10 @@
  *  - a plain Write issues no flush request;
  *  - Flush (nsid 1, and nsid 0xffffffff: every namespace) issues one, and the
  *    data written before it is in the image behind the device;
- *  - a Write with FUA issues one;
+ *  - a Write with FUA issues one, in the capsule and by R2T alike;
  *  - a shutdown (CC.SHN, from the initiator's disconnect) issues one;
  *  - stopping the target issues one;
- * and the target's own counters agree: 2 Flush, 3 writes, 2 of them by R2T.
+ * and the target's own counters agree: 2 Flush, 4 writes, 3 of them by R2T.
  * Root only (loop devices); the device is set up with LO_FLAGS_AUTOCLEAR, so it
  * goes away with the last descriptor however the test ends.
  */
@@ -34,6 +34,7 @@
 #include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
+#include "bpt_nvmet.h"
 #include "bpt_testbed.h"
 #include "bptest.h"
 
@@ -242,23 +243,20 @@ int main(void)
 	s1 = devstat();
 	fill(b, sizeof(b), 3);
 	write_blocks(q, 1024, b, sizeof(b), true);
-	synced(&s1, "Write with FUA");
+	synced(&s1, "Write with FUA (4 KiB, in the capsule)");
 	BPT_CHECK(in_image(b, sizeof(b), 1024 * 512), "after a FUA write the image lacks its data");
+	s1 = devstat();
+	fill(a, sizeof(a), 4);
+	write_blocks(q, 2048, a, sizeof(a), true);
+	synced(&s1, "Write with FUA (64 KiB, by R2T)");
+	BPT_CHECK(in_image(a, sizeof(a), 2048 * 512), "after a FUA write by R2T the image lacks its data");
 	/* The target counted what the host sent: its flushes, writes and R2Ts. */
 	{
-		struct bp_nvmet_queue_stats st[16];
-		size_t n = 0;
-		uint64_t flushes = 0, writes = 0, r2ts = 0;
+		struct bp_nvmet_queue_stats s = bpt_nvmet_sum(t, false).total;
+		uint64_t flushes = s.flushes, writes = s.writes, r2ts = s.r2ts;
 
-		BPT_CHECK(bp_nvmet_snapshot(t, st, 16, &n) == 0, "snapshot");
-		for (size_t i = 0; i < n; i++)
-			if (st[i].qid) {
-				flushes += st[i].flushes;
-				writes += st[i].writes;
-				r2ts += st[i].r2ts;
-			}
-		BPT_CHECK(flushes == 2 && writes == 3 && r2ts == 2,
-			  "the target counted %llu flushes, %llu writes, %llu R2Ts; the host sent 2 Flush and 3 writes, two "
+		BPT_CHECK(flushes == 2 && writes == 4 && r2ts == 3,
+			  "the target counted %llu flushes, %llu writes, %llu R2Ts; the host sent 2 Flush and 4 writes, three "
 			  "of 64 KiB (beyond the in-capsule size: by R2T)", (unsigned long long)flushes,
 			  (unsigned long long)writes, (unsigned long long)r2ts);
 	}

@@ -15,7 +15,8 @@
  *     the admin queue stays, RDY 0); EN with a memory page size we lack sets
  *     CSTS.CFS, not RDY; shutdown (CC.SHN) reports SHST complete.
  *  3. The documented error table: an opcode it does not serve (admin, I/O, a
- *     fabrics type on an I/O queue), sqsize over the queue depth (I/O and admin),
+ *     fabrics type on an I/O queue), an SGL that does not cover the blocks and a
+ *     transfer over MDTS, sqsize over the queue depth (I/O and admin),
  *     an I/O queue for a controller that is gone, more commands outstanding than
  *     the queue's sqsize + 1 entries, H2CData with a wrong command id, offset or length, LAST
  *     before all the data; --max-conns refusing the next connection until one
@@ -38,6 +39,7 @@
 #include <busypoll/nvme/target.h>
 
 #include "bpt_faults.h"
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "base/bytes.h"
 
@@ -79,24 +81,11 @@ static void target_up(void)
 	port = bp_nvmet_port(t);
 }
 
-/* live_queues - connections the target still serves (its own counters). */
-static int live_queues(void)
-{
-	static struct bp_nvmet_queue_stats st[256];
-	size_t n = 0;
-	int live = 0;
-
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 256, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		live += st[i].live;
-	return live;
-}
-
 /* target_idle - wait until the target has seen every earlier connection of this test close. */
 static void target_idle(void)
 {
-	BPT_CHECK(BPT_WAIT_UNTIL(live_queues() == 0, 5000), "%d queues still live 5 s after their hosts left",
-		  live_queues());
+	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).live == 0, 5000), "%d queues still live 5 s after their hosts left",
+		  bpt_nvmet_sum(t, false).live);
 }
 
 /* ---- a strict host, by hand ---- */
@@ -504,6 +493,29 @@ static void opcodes(void)
 		BPT_CHECK(c.cid == 0x900 + i && c.status == (BP_NVME_SC_INVALID_OPCODE | BP_NVME_DNR),
 			  "%s: cid 0x%x status 0x%x, want Invalid Command Opcode with DNR", cases[i].what, c.cid, c.status);
 	}
+	/* Data descriptors: an SGL shorter than the blocks, a transfer beyond MDTS (1 MiB). */
+	{
+		static const struct {
+			uint32_t blocks, sgl;
+			uint16_t status;
+			const char *what;
+		} bad[] = {
+			{ 8, 2048, BP_NVME_SC_SGL_INVALID_DATA | BP_NVME_DNR, "a 4 KiB read with a 2 KiB SGL" },
+			{ 8, 8192, BP_NVME_SC_SGL_INVALID_DATA | BP_NVME_DNR, "a 4 KiB read with an 8 KiB SGL" },
+			{ 4096, 2u << 20, BP_NVME_SC_INVALID_FIELD | BP_NVME_DNR, "a 2 MiB read (MDTS 1 MiB)" },
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct bp_nvme_cqe c;
+
+			sqe_rw(sqe, BP_NVME_CMD_READ, (uint16_t)(0x980 + i), 0, bad[i].blocks * 512, false);
+			bp_nvme_sqe_set_dw(sqe, 8, bad[i].sgl);
+			rq_send_cmd(q, sqe, NULL, 0);
+			c = rq_resp(q, bad[i].what);
+			BPT_CHECK(c.cid == 0x980 + i && c.status == bad[i].status, "%s: status 0x%x, want 0x%x", bad[i].what,
+				  c.status, bad[i].status);
+		}
+	}
 	/* Both queues still serve. */
 	bp_nvme_sqe_init(sqe, BP_NVME_CMD_FLUSH, 0x9ff, 1, 0, false);
 	rq_send_cmd(q, sqe, NULL, 0);
@@ -512,7 +524,8 @@ static void opcodes(void)
 	rq_close(q);
 	rq_close(a);
 	printf("ok   Invalid Command Opcode (DNR) for admin 0x80 and 0x81, I/O 0x05 and 0x08, a fabrics command on an "
-	       "I/O queue; both queues serve on\n");
+	       "I/O queue; Data SGL Length Invalid for an SGL that is not the blocks' size, Invalid Field over MDTS; "
+	       "both queues serve on\n");
 }
 
 /* A write beyond in-capsule on q: the R2T it gets (checked against the command). */

@@ -23,6 +23,7 @@
 #include <busypoll/nvme/host.h>
 #include <busypoll/nvme/target.h>
 
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "base/bytes.h"
 
@@ -520,19 +521,6 @@ static void test_malformed(struct bp_nvmet *t)
 	(void)t;
 }
 
-/* admin_queue_live - the target still serves controller cntlid's admin queue. */
-static bool admin_queue_live(struct bp_nvmet *t, uint16_t cntlid)
-{
-	static struct bp_nvmet_queue_stats st[64];
-	size_t n = 0;
-
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 64, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		if (st[i].cntlid == cntlid && st[i].qid == 0 && st[i].live)
-			return true;
-	return false;
-}
-
 /*
  * KATO 1 s and no Keep Alive: the target closes the controller, never before
  * KATO (counted from before the Connect, which precedes its timer) and at most
@@ -552,7 +540,7 @@ static void test_keep_alive_expiry(struct bp_nvmet *t)
 	c = ctrl_up(&o, 1);
 	t1 = bpt_now_ns();
 	/* Stop our keep-alives by not running the loop: the target must give up on us. */
-	BPT_CHECK(BPT_WAIT_UNTIL(!admin_queue_live(t, c->cntlid), 5000),
+	BPT_CHECK(BPT_WAIT_UNTIL(!bpt_nvmet_queue(t, c->cntlid, 0, NULL), 5000),
 		  "KATO 1 s: the controller is still served 5 s after its last Keep Alive");
 	gone = bpt_now_ns();
 	BPT_CHECK(gone - t0 >= 1000000000ull, "KATO 1 s: the controller was closed after %.0f ms, before its KATO",
@@ -626,31 +614,12 @@ static void test_keep_alive_under_load(void)
 	bp_nvmeh_ctrl_disconnect(c);
 }
 
-/* idle_exits - poll periods that ended with nothing done, over every queue the target lists. */
-static uint64_t idle_exits(struct bp_nvmet *t)
-{
-	static struct bp_nvmet_queue_stats st[64];
-	size_t n = 0;
-	uint64_t idle = 0;
-
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 64, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		idle += st[i].idle_exits;
-	return idle;
-}
-
 static void test_counters_and_poll(struct bp_nvmet *t, bool poll)
 {
-	struct bp_nvmet_queue_stats st[64];
-	size_t n = 0;
-	uint64_t cmds = 0, passes = 0, idle = 0;
+	struct bpt_nvmet_sum sum = bpt_nvmet_sum(t, false);
+	uint64_t cmds = sum.total.commands, passes = sum.total.poll_passes, idle = sum.total.idle_exits;
 
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 64, &n) == 0 && n > 0, "snapshot");
-	for (size_t i = 0; i < n; i++) {
-		cmds += st[i].commands;
-		passes += st[i].poll_passes;
-		idle += st[i].idle_exits;
-	}
+	BPT_CHECK(sum.queues > 0, "the target lists no queues");
 	BPT_CHECK(cmds > 20, "commands counted: %llu", (unsigned long long)cmds);
 	BPT_CHECK(passes > 0, "passes counted");
 	if (poll)
@@ -718,7 +687,8 @@ int main(void)
 		bp_nvmeh_ctrl_disconnect(c);
 	}
 	/* Poll mode: with nothing to do, the queues end their polling (an idle exit). */
-	BPT_CHECK(BPT_WAIT_UNTIL(idle_exits(t) > 0, 5000), "poll mode: no queue went idle within 5 s");
+	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).total.idle_exits > 0, 5000),
+		  "poll mode: no queue went idle within 5 s");
 	test_basic(t, false, false);
 	test_counters_and_poll(t, true);
 	bp_nvmet_stop(t);

@@ -21,6 +21,7 @@
 #include <busypoll/busypoll.h>
 #include <busypoll/nvme/target.h>
 
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "tools/perf/perf.h"
 
@@ -310,18 +311,12 @@ static void test_io_error(void)
 
 static volatile sig_atomic_t stop_flag;
 
-/* target_ios - reads and writes the target has taken so far, over every queue it still lists. */
+/* target_ios - reads and writes the target's live queues have taken so far. */
 static uint64_t target_ios(void)
 {
-	static struct bp_nvmet_queue_stats st[64];
-	size_t n = 0;
-	uint64_t ios = 0;
+	struct bpt_nvmet_sum s = bpt_nvmet_sum(tgt, true);
 
-	BPT_CHECK(bp_nvmet_snapshot(tgt, st, 64, &n) == 0, "snapshot");
-	for (size_t i = 0; i < n; i++)
-		if (st[i].live)
-			ios += st[i].reads + st[i].writes;
-	return ios;
+	return s.total.reads + s.total.writes;
 }
 
 /* Ctrl-C mid-run: once the run's queues have done 1000 I/Os (no ramp: all of them are measured). */

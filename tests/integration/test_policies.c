@@ -148,6 +148,31 @@ static void sink_close(struct bp_conn *c, int err, const char *sc)
 
 static const struct bp_conn_ops sink_ops = { .on_recv = sink_recv, .on_close = sink_close };
 
+/*
+ * A loop in mode m on this thread serving one loopback connection into *s;
+ * *peer is the other end, a plain socket. Returns the loop.
+ */
+static struct bp_loop *loop_with_peer(const char *text, const struct bp_mode *m, struct sink *s, int *peer)
+{
+	struct bp_loop *loop;
+	int mine;
+
+	BPT_CHECK(bp_loop_create(&loop, m) == 0, "%s: loop: %s", text, bp_last_error());
+	tcp_pair(&mine, peer);
+	BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, s, NULL) == 0, "%s: adopt: %s", text, bp_last_error());
+	return loop;
+}
+
+/* One byte from the peer, and the loop run until it is in. */
+static void byte_in(struct bp_loop *loop, int peer, struct sink *s, const char *text)
+{
+	size_t had = s->got;
+
+	BPT_CHECK(send(peer, "x", 1, 0) == 1, "send: %s", strerror(errno));
+	while (s->got == had)
+		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+}
+
 static int prefer_of(int fd)
 {
 	int v = -1;
@@ -241,19 +266,14 @@ static void hybrid(const char *backend)
 	struct bp_timer guard = { 0 };
 	struct sink s = { 0 };
 	uint64_t t_act, v1, v2;
-	int mine, peer;
+	int peer;
 	bool fired = false;
 
 	snprintf(text, sizeof(text), "%s:hybrid,period=%u", backend, HYBRID_PERIOD_US);
 	if (!bpt_mode_usable(text, &m))
 		return;
-	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
-	tcp_pair(&mine, &peer);
-	BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s, NULL) == 0, "%s: adopt: %s", text, bp_last_error());
-	/* Work arrives. */
-	BPT_CHECK(send(peer, "x", 1, 0) == 1, "send: %s", strerror(errno));
-	while (!s.got)
-		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+	loop = loop_with_peer(text, &m, &s, &peer);
+	byte_in(loop, peer, &s, text); /* work arrives */
 	t_act = bpt_now_ns();
 	/*
 	 * Within the first quarter of the period every wait is a poll. The guard
@@ -300,19 +320,15 @@ static void blocks(const char *text)
 	struct bp_timer t = { 0 };
 	struct sink s = { 0 };
 	uint64_t v0, v1;
-	int mine, peer;
+	int peer;
 	bool fired = false;
 
 	if (!bpt_mode_usable(text, &m))
 		return;
-	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
-	tcp_pair(&mine, &peer);
-	BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s, NULL) == 0, "%s: adopt: %s", text, bp_last_error());
-	/* Bytes already there: one wait that could sleep, returning with work. */
-	BPT_CHECK(send(peer, "x", 1, 0) == 1, "send: %s", strerror(errno));
+	loop = loop_with_peer(text, &m, &s, &peer);
+	/* Bytes coming: a wait that could sleep, returning with work. */
 	c0 = *bp_loop_counters(loop);
-	while (!s.got)
-		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+	byte_in(loop, peer, &s, text);
 	c1 = *bp_loop_counters(loop);
 	BPT_CHECK(c1.wakeups > c0.wakeups && c1.poll_ns == c0.poll_ns,
 		  "%s: bytes that came were %llu wake-ups, %llu ns polling: a blocking wait must return with them",

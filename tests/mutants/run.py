@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """make mutants: every mutant in tests/mutants/*.mut must be caught by its tests.
 
-    tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline] [--list]
+    tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline] [--list] [--check]
 
 A mutant is a small deliberate bug: exact search/replace edits of the source
 (or a unified diff), and the tests that must fail because of it. The runner
@@ -20,6 +20,8 @@ applies it, rebuilds (incrementally), runs its tests, and puts the file back.
 Before the mutants, each distinct test command runs once on the unmutated copy
 and must pass (--no-baseline skips that), so a kill is the mutant's doing.
 Exit 0 when every mutant was killed, 1 otherwise, 2 on bad usage or a bad file.
+--check only says whether every mutant still applies to the tree (no build, no
+tests: a second's look after a refactor).
 
 File format (tests/mutants/*.mut), one or more mutants per file:
 
@@ -263,21 +265,10 @@ def apply(scratch, m):
         def undo():
             subprocess.run(["patch", "-p1", "-R", "-s", "-f", "-i", pf], cwd=scratch.src, check=True)
         return undo
-    originals = {}
-    texts = {}
-    for rel, find, repl in m["edits"]:
-        path = os.path.join(scratch.src, rel)
-        if path not in texts:
-            try:
-                with open(path) as f:
-                    originals[path] = texts[path] = f.read()
-            except OSError as e:
-                raise MutantError(f"stale: {rel}: {e.strerror}")
-        n = texts[path].count(find)
-        if n != 1:
-            first = find.strip().splitlines()[0] if find.strip() else find
-            raise MutantError(f"stale: the search text occurs {n} times in {rel} (want exactly 1): {first!r}")
-        texts[path] = texts[path].replace(find, repl)
+    try:
+        originals, texts = edited(scratch.src, m)
+    except MutantError as e:
+        raise MutantError(f"stale: {e}")
     for path, text in texts.items():
         with open(path, "w") as f:
             f.write(text)
@@ -289,6 +280,37 @@ def apply(scratch, m):
     return undo
 
 
+def edited(root, m):
+    """m's search/replace edits done in memory on the files under root: (originals, texts)
+    by path. Raises MutantError when a search text is not in its file exactly once."""
+    originals, texts = {}, {}
+    for rel, find, repl in m["edits"]:
+        path = os.path.join(root, rel)
+        if path not in texts:
+            try:
+                with open(path) as f:
+                    originals[path] = texts[path] = f.read()
+            except OSError as e:
+                raise MutantError(f"{rel}: {e.strerror}")
+        n = texts[path].count(find)
+        if n != 1:
+            first = find.strip().splitlines()[0] if find.strip() else find
+            raise MutantError(f"the search text occurs {n} times in {rel} (want exactly 1): {first!r}")
+        texts[path] = texts[path].replace(find, repl)
+    return originals, texts
+
+
+def check_applies(m):
+    """Raise MutantError when m no longer applies to the source tree itself."""
+    if "patch" in m:
+        p = subprocess.run(["patch", "-p1", "--dry-run", "-s", "-f"], cwd=SRC, input=m["patch"].encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode:
+            raise MutantError("the patch no longer applies: " + p.stdout.decode(errors="replace").strip())
+        return
+    edited(SRC, m)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="make mutants")
     ap.add_argument("--only", help="comma-separated mutant names")
@@ -296,6 +318,7 @@ def main(argv):
     ap.add_argument("--keep", action="store_true", help="keep the scratch tree")
     ap.add_argument("--no-baseline", action="store_true", help="do not run the tests on the unmutated tree first")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--check", action="store_true", help="only check that every mutant still applies")
     args = ap.parse_args(argv[1:])
 
     mutants = []
@@ -325,6 +348,16 @@ def main(argv):
     if not mutants:
         print("mutants: none found in tests/mutants/*.mut", file=sys.stderr)
         return 2
+    if args.check:
+        stale = 0
+        for m in mutants:
+            try:
+                check_applies(m)
+            except MutantError as e:
+                stale += 1
+                print(f"mutants: STALE: {m['name']} ({m['where']}): {e}", file=sys.stderr)
+        print(f"mutants: {len(mutants) - stale} of {len(mutants)} apply")
+        return 1 if stale else 0
 
     scratch = Scratch(args.jobs, args.keep)
     results = []
