@@ -18,6 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+bpt_require python3
 
 tmp=$(mktemp -d) || exit 1
 cpid=

@@ -30,6 +30,7 @@ cleanup() {
 trap cleanup EXIT
 fails=0
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+bpt_require python3 ss timeout
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -109,15 +110,13 @@ grep -q 'read   IOPS' "$tmp/out" && grep -q 'write  IOPS' "$tmp/out" || fail "ta
 grep -q 'P99.99' "$tmp/out" || fail "table lacks P99.99"
 grep -q 'blocks checked, no mismatch' "$tmp/out" || fail "table lacks the verify line"
 grep -q 'initiator CPU' "$tmp/out" || fail "table lacks the initiator CPU"
-if command -v python3 >/dev/null; then
-	timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --iodepth 8 --format json >"$tmp/out" ||
-		fail "json run failed"
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["read"]["ios"] > 0 and d["latency_us"]["p99_99"] > 0' \
-		"$tmp/out" || fail "json does not parse or lacks figures: $(head -c 400 "$tmp/out")"
-	timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --format csv >"$tmp/out" || fail "csv run failed"
-	python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); assert len(r)==2 and len(r[0])==len(r[1]), r' \
-		"$tmp/out" || fail "csv header and row differ"
-fi
+timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --iodepth 8 --format json >"$tmp/out" ||
+	fail "json run failed"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["read"]["ios"] > 0 and d["latency_us"]["p99_99"] > 0' \
+	"$tmp/out" || fail "json does not parse or lacks figures: $(head -c 400 "$tmp/out")"
+timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --rw randread --format csv >"$tmp/out" || fail "csv run failed"
+python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); assert len(r)==2 and len(r[0])==len(r[1]), r' \
+	"$tmp/out" || fail "csv header and row differ"
 # progress lines on stderr, once a second
 timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" --hostnqn "$HOST_A" --runtime 3.5 >/dev/null 2>"$tmp/err" ||
 	fail "progress run failed"

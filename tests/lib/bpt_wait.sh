@@ -57,3 +57,29 @@ bpt_established() {
 bpt_listening() {
 	[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
 }
+
+# bpt_require TOOL... - exit 77 (ctest: skipped) naming the first TOOL not installed:
+# a test that needs it cannot run here, and must not pass without it.
+bpt_require() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || {
+			echo "SKIP: $t is not installed (scripts/install-deps.sh installs what the tests need)"
+			exit 77
+		}
+	done
+}
+
+# bpt_skip_part WHY - say that a part of this test could not run here; bpt_verdict
+# then makes the whole test a skip rather than a pass.
+bpt_skip_part() {
+	echo "SKIP $*"
+	BPT_SKIPPED=1
+}
+
+# bpt_verdict FAILS - the test's exit: 1 when FAILS > 0, 77 when a part was skipped, 0.
+bpt_verdict() {
+	[ "$1" -eq 0 ] || exit 1
+	[ -z "${BPT_SKIPPED:-}" ] || exit 77
+	exit 0
+}
