@@ -11,7 +11,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test soak test-asan fuzz mutants bench clean
+.PHONY: all deps build run test soak test-asan fuzz mutants bench install clean
 
 all: build
 
@@ -92,6 +92,12 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 # tests/mutants/run.py). MUTANTS=name,name runs some; as root, like make test.
 mutants: deps
 	python3 tests/mutants/run.py --jobs $(JOBS) $(if $(MUTANTS),--only $(MUTANTS))
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, libbusypoll (.so
+# and .a), its headers, busypoll.pc and the manual pages (cmake --install).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	@echo "benchmarks: see bench/README.md"

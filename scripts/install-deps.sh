@@ -18,6 +18,9 @@ packages=(
   clang libclang-rt-14-dev           # make fuzz: libFuzzer targets
   valgrind                           # tests/integration/test_valgrind.sh
   qemu-system-x86 busybox-static cpio gzip  # interop: the Linux host in a guest
+  scdoc man-db                       # the manual pages (man/*.scd) and man -l in tests/pkg
+  g++                                # tests/pkg/test_headers.sh: the headers as C++17
+  dpkg-dev debhelper lintian         # tests/pkg/test_deb.sh: the Debian package
 )
 
 missing=()
