@@ -83,3 +83,20 @@ bpt_verdict() {
 	[ -z "${BPT_SKIPPED:-}" ] || exit 77
 	exit 0
 }
+
+# bpt_freeze_and_wait PEER CHILD - SIGSTOP the peer CHILD talks to and wait for CHILD
+# to give up on it: sets rc (CHILD's exit status) and waited (ms from the stop to its
+# end), for a timeout's two bounds (bpt_within).
+bpt_freeze_and_wait() {
+	local t
+	kill -STOP "$1"
+	t=$(bpt_now_ms)
+	wait "$2"
+	rc=$?
+	waited=$(($(bpt_now_ms) - t))
+}
+
+# bpt_within MS LO HI - LO <= MS <= HI.
+bpt_within() {
+	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
+}
