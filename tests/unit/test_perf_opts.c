@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "tools/common/control.h"
+#include "tools/common/spawn.h"
 #include "tools/perf/perf.h"
 
 static struct perf_opts o;
@@ -232,16 +233,16 @@ static void test_split(void **state)
 	const char *args = "--ns ram:64M  --allow-host 'nqn a:b' \"--nqn\" x\\ y ";
 	char buf[128], *w[8];
 
-	assert_int_equal(perf_split_args(args, buf, w, 8), 6);
+	assert_int_equal(spawn_split_args(args, buf, w, 8), 6);
 	assert_string_equal(w[0], "--ns");
 	assert_string_equal(w[1], "ram:64M");
 	assert_string_equal(w[3], "nqn a:b");
 	assert_string_equal(w[4], "--nqn");
 	assert_string_equal(w[5], "x y");
-	assert_int_equal(perf_split_args("", buf, w, 8), 0);
-	assert_int_equal(perf_split_args("   ", buf, w, 8), 0);
-	assert_int_equal(perf_split_args("'open", buf, w, 8), -EINVAL);
-	assert_int_equal(perf_split_args("a b c", buf, w, 2), -EINVAL);
+	assert_int_equal(spawn_split_args("", buf, w, 8), 0);
+	assert_int_equal(spawn_split_args("   ", buf, w, 8), 0);
+	assert_int_equal(spawn_split_args("'open", buf, w, 8), -EINVAL);
+	assert_int_equal(spawn_split_args("a b c", buf, w, 2), -EINVAL);
 }
 
 /* queue - one CTL_T_Q record of a target's EVIDENCE. */

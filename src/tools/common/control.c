@@ -23,7 +23,7 @@
 /* The message types: who sends each, what answers it. One entry per type. */
 static const struct {
 	const char *name;
-	const char *from;   /* "client", "server", "either" */
+	const char *from;   /* "client", "server", "agent", "either" */
 	uint16_t reply;     /* the answer's type (0: none; CTL_ERROR may always answer) */
 } ctl_types[CTL_TYPE_MAX + 1] = {
 	[CTL_HELLO] = { "HELLO", "client", CTL_HELLO_OK },
@@ -36,6 +36,16 @@ static const struct {
 	[CTL_SET_MODE] = { "SET_MODE", "client", CTL_MODE_SET },
 	[CTL_MODE_SET] = { "MODE_SET", "server", 0 },
 	[CTL_SAMPLE] = { "SAMPLE", "client", CTL_EVIDENCE },
+	[CTL_SERVER_START] = { "SERVER_START", "client", CTL_SERVER_INFO },
+	[CTL_SERVER_INFO] = { "SERVER_INFO", "agent", 0 },
+	[CTL_SERVER_STOP] = { "SERVER_STOP", "client", CTL_SERVER_INFO },
+	[CTL_NAPI] = { "NAPI", "either", CTL_NAPI },
+	[CTL_KNOB] = { "KNOB", "either", CTL_KNOB },
+	[CTL_COALESCE] = { "COALESCE", "either", CTL_COALESCE },
+	[CTL_CHANNELS] = { "CHANNELS", "either", CTL_CHANNELS },
+	[CTL_PATH_REPORT] = { "PATH_REPORT", "client", CTL_PATH },
+	[CTL_PATH] = { "PATH", "agent", 0 },
+	[CTL_BYE] = { "BYE", "either", CTL_BYE },
 };
 
 /* The field tags and their kinds. One entry per tag; a tag not here is skipped. */
@@ -60,11 +70,31 @@ static const uint8_t ctl_tags[256] = {
 	[CTL_T_Q_FLUSHES] = CTL_K_U64, [CTL_T_Q_BYTES_IN] = CTL_K_U64, [CTL_T_Q_BYTES_OUT] = CTL_K_U64,
 	[CTL_T_Q_ERRORS] = CTL_K_U64, [CTL_T_Q_POLL_PASSES] = CTL_K_U64, [CTL_T_Q_IDLE_EXITS] = CTL_K_U64,
 	[CTL_T_Q_R2TS] = CTL_K_U64,
+	[CTL_T_SERVER] = CTL_K_U64, [CTL_T_DEV] = CTL_K_TEXT, [CTL_T_SETTINGS] = CTL_K_TEXT, [CTL_T_MAX] = CTL_K_TEXT,
+	[CTL_T_KNOB] = CTL_K_TEXT, [CTL_T_VALUE] = CTL_K_U64, [CTL_T_ARGS] = CTL_K_TEXT, [CTL_T_PORT] = CTL_K_U64,
+	[CTL_T_STATUS] = CTL_K_U64, [CTL_T_RESTORED] = CTL_K_U64, [CTL_T_HOSTNAME] = CTL_K_TEXT,
+	[CTL_T_BUSY_POLL] = CTL_K_U64, [CTL_T_BUSY_READ] = CTL_K_U64, [CTL_T_NETNS] = CTL_K_U64,
+	[CTL_T_VERSION] = CTL_K_TEXT, [CTL_T_PRIORITY] = CTL_K_U64, [CTL_T_NOTE] = CTL_K_TEXT,
+	[CTL_T_NAPI_ID] = CTL_K_U64, [CTL_T_N_IFINDEX] = CTL_K_U64, [CTL_T_N_IRQ] = CTL_K_U64, [CTL_T_N_PID] = CTL_K_U64,
+	[CTL_T_N_DEFER] = CTL_K_U64, [CTL_T_N_GRO_FLUSH] = CTL_K_U64, [CTL_T_N_IRQ_SUSPEND] = CTL_K_U64,
+	[CTL_T_N_THREADED] = CTL_K_U64, [CTL_T_N_HAS] = CTL_K_U64,
+	[CTL_T_P_IFINDEX] = CTL_K_U64, [CTL_T_P_DRIVER] = CTL_K_TEXT, [CTL_T_P_DRIVER_VERSION] = CTL_K_TEXT,
+	[CTL_T_P_FIRMWARE] = CTL_K_TEXT, [CTL_T_P_BUS] = CTL_K_TEXT, [CTL_T_P_CHANNELS] = CTL_K_TEXT,
+	[CTL_T_P_COALESCE] = CTL_K_TEXT, [CTL_T_P_RX_QUEUES] = CTL_K_U64, [CTL_T_P_TX_QUEUES] = CTL_K_U64,
+	[CTL_T_P_N_NAPI] = CTL_K_U64, [CTL_T_P_QUEUE] = CTL_K_RECORD, [CTL_T_P_Q_ID] = CTL_K_U64,
+	[CTL_T_P_Q_TX] = CTL_K_U64, [CTL_T_P_NAPI] = CTL_K_RECORD, [CTL_T_P_IRQ] = CTL_K_RECORD,
+	[CTL_T_P_I_IRQ] = CTL_K_U64, [CTL_T_P_I_NAME] = CTL_K_TEXT, [CTL_T_P_I_AFFINITY] = CTL_K_TEXT,
+	[CTL_T_P_I_EFFECTIVE] = CTL_K_TEXT, [CTL_T_P_SECTION] = CTL_K_RECORD, [CTL_T_P_S_ID] = CTL_K_U64,
 };
 
 const char *ctl_type_name(unsigned type)
 {
 	return type <= CTL_TYPE_MAX && ctl_types[type].name ? ctl_types[type].name : "?";
+}
+
+uint16_t ctl_reply_type(unsigned type)
+{
+	return type <= CTL_TYPE_MAX ? ctl_types[type].reply : 0;
 }
 
 enum ctl_kind ctl_tag_kind(unsigned tag)
@@ -363,6 +393,17 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	return n == 0 ? -ETIMEDOUT : 0;
 }
 
+void ctl_session_transport(struct ctl_session *s, const struct ctl_transport *tr, void *ctx, const char *peer,
+			   int timeout_ms)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->tr = tr;
+	s->tr_ctx = ctx;
+	s->timeout_ms = timeout_ms;
+	snprintf(s->peer, sizeof(s->peer), "%s", peer);
+}
+
 int ctl_session_fd(struct ctl_session *s, int fd, const char *peer, int timeout_ms)
 {
 	memset(s, 0, sizeof(*s));
@@ -456,6 +497,8 @@ int ctl_send_fd(int fd, const struct ctl_msg *m)
 int ctl_send(struct ctl_session *s, struct ctl_msg *m)
 {
 	m->seq = ++s->seq;
+	if (s->tr)
+		return s->tr->send(s->tr_ctx, m);
 	return ctl_send_fd(s->fd, m);
 }
 
@@ -463,6 +506,8 @@ int ctl_recv(struct ctl_session *s, struct ctl_msg *m, int timeout_ms)
 {
 	if (timeout_ms < 0)
 		timeout_ms = s->timeout_ms;
+	if (s->tr)
+		return s->tr->recv(s->tr_ctx, m, timeout_ms);
 	for (;;) {
 		const char *why;
 		int n = ctl_decode(s->rbuf, s->rlen, m, &why), ret;
@@ -488,8 +533,7 @@ int ctl_recv(struct ctl_session *s, struct ctl_msg *m, int timeout_ms)
 	}
 }
 
-int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct ctl_msg *reply, char *err,
-	     size_t errlen)
+int ctl_exchange(struct ctl_session *s, struct ctl_msg *req, struct ctl_msg *reply, char *err, size_t errlen)
 {
 	int ret = ctl_send(s, req);
 
@@ -509,22 +553,32 @@ int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct c
 			return ret;
 		}
 		/* seq 0: the server refuses the session as a whole (busy, at its limit) */
-		if (reply->seq != req->seq && !(reply->type == CTL_ERROR && reply->seq == 0))
-			continue; /* an answer to an earlier request we stopped waiting for */
-		if (reply->type == CTL_ERROR) {
-			uint64_t e = EPROTO;
-			char reason[CTL_MAX_TEXT] = "refused";
-
-			ctl_get_u64(reply, CTL_T_ERRNO, &e);
-			ctl_get_text(reply, CTL_T_REASON, reason, sizeof(reason));
-			snprintf(err, errlen, "server %s: %s", s->peer, reason);
-			return e && e < 4096 ? -(int)e : -EPROTO;
-		}
-		if (reply->type != want) {
-			snprintf(err, errlen, "server %s answered %s with %s", s->peer, ctl_type_name(req->type),
-				 ctl_type_name(reply->type));
-			return -EPROTO;
-		}
-		return 0;
+		if (reply->seq == req->seq || (reply->type == CTL_ERROR && reply->seq == 0))
+			return 0;
+		/* else an answer to an earlier request we stopped waiting for */
 	}
+}
+
+int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct ctl_msg *reply, char *err,
+	     size_t errlen)
+{
+	int ret = ctl_exchange(s, req, reply, err, errlen);
+
+	if (ret)
+		return ret;
+	if (reply->type == CTL_ERROR) {
+		uint64_t e = EPROTO;
+		char reason[CTL_MAX_TEXT] = "refused";
+
+		ctl_get_u64(reply, CTL_T_ERRNO, &e);
+		ctl_get_text(reply, CTL_T_REASON, reason, sizeof(reason));
+		snprintf(err, errlen, "server %s: %s", s->peer, reason);
+		return e && e < 4096 ? -(int)e : -EPROTO;
+	}
+	if (reply->type != want) {
+		snprintf(err, errlen, "server %s answered %s with %s", s->peer, ctl_type_name(req->type),
+			 ctl_type_name(reply->type));
+		return -EPROTO;
+	}
+	return 0;
 }

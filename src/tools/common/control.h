@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control protocol: how a busypoll client talks to the server side of a run
- * (rr's server, pingpong's server, perf's spawned target; next the two-host agent).
+ * (rr's server, pingpong's server, perf's spawned target) and to the two-host
+ * agent (`busypoll agent`, which starts those servers on its host and relays a
+ * client's messages to them).
  * Every message, all integers little-endian:
  *
  *   header (16 bytes)  magic u32 "BPCT" | version u8 | flags u8 (0) | type u16 |
@@ -19,11 +21,21 @@
  * A session: connect (bounded), then request and reply, each wait bounded and cut
  * short by a signal; a request the peer cannot do is answered with CTL_ERROR
  * (an errno and a reason), which the caller gets as -errno with the reason.
+ * A session runs over a plain socket (rr, pingpong, a spawned target) or over a
+ * transport that carries whole messages (struct ctl_transport: the agent's ssh
+ * pipes and its authenticated channel, tools/common/remote.h), the same calls
+ * either way.
  *
- * Extending it (the agent, issue 13): a new message is one entry in ctl_types[]
- * and a new field one in ctl_tags[] (control.c); an authentication step goes
- * before the first message of a TCP session (ctl_session_open's caller), nothing
- * in the framing changes.
+ * The agent's messages (tools/agent/session.h answers them): a HELLO with tool
+ * "agent"; SERVER_START / SERVER_STOP (an rr server, a pingpong server or a
+ * target, in a mode, on given CPUs); NAPI, KNOB, COALESCE, CHANNELS (read, or
+ * with CTL_T_SETTINGS / CTL_T_VALUE change, journalled and restored); PATH_REPORT;
+ * SAMPLE (the host's evidence); BYE. A message that carries CTL_T_SERVER is for
+ * that server: the agent relays it (HELLO, START, STOP, SET_MODE, SAMPLE) over
+ * the server's own control session and relays the answer back.
+ *
+ * Extending it: a new message is one entry in ctl_types[] and a new field one in
+ * ctl_tags[] (control.c); nothing in the framing changes.
  */
 #ifndef BP_TOOLS_CONTROL_H
 #define BP_TOOLS_CONTROL_H
@@ -52,10 +64,19 @@ enum ctl_type {
 	CTL_EVIDENCE = 7,   /* server: its evidence over the interval (or since start: SAMPLE) */
 	CTL_SET_MODE = 8,   /* client: run the server's data path in this mode (pingpong --matrix) */
 	CTL_MODE_SET = 9,   /* server: done, the mode it runs now */
-	CTL_SAMPLE = 10,    /* client: the server's counters now (perf -> its spawned target) */
-	/* Reserved for the two-host agent (issue 13): 11 AUTH, 12 SERVER_START, 13 SERVER_STOP,
-	 * 14 NAPI_GET, 15 NAPI_SET, 16 COALESCE, 17 CHANNELS, 18 PATH_REPORT. */
-	CTL_TYPE_MAX = 10,
+	CTL_SAMPLE = 10,    /* client: the server's counters now (perf -> its spawned target; the agent's host) */
+	/* the two-host agent (tools/agent/session.h) */
+	CTL_SERVER_START = 11, /* client: start a server here (tool, mode, CPUs, where) */
+	CTL_SERVER_INFO = 12,  /* agent: the server started or stopped: its id, pid, address, CPUs */
+	CTL_SERVER_STOP = 13,  /* client: stop server CTL_T_SERVER */
+	CTL_NAPI = 14,         /* client: a NAPI's settings, changed with CTL_T_SETTINGS; agent: them now */
+	CTL_KNOB = 15,         /* client: a device knob, changed with CTL_T_VALUE; agent: its value now */
+	CTL_COALESCE = 16,     /* client: a device's coalescing, changed with CTL_T_SETTINGS; agent: now */
+	CTL_CHANNELS = 17,     /* client: a device's channel counts, changed with CTL_T_SETTINGS; agent: now */
+	CTL_PATH_REPORT = 18,  /* client: the path of a device (CTL_T_DEV) or of an address (CTL_T_ADDR) */
+	CTL_PATH = 19,         /* agent: that path report */
+	CTL_BYE = 20,          /* client: the session ends (its servers stopped, its changes restored); agent: done */
+	CTL_TYPE_MAX = 20,
 };
 
 /* Field tags (ctl_tags[] in control.c gives each its kind). */
@@ -118,12 +139,63 @@ enum ctl_tag {
 	CTL_T_Q_POLL_PASSES,
 	CTL_T_Q_IDLE_EXITS,
 	CTL_T_Q_R2TS,
+	/* the agent */
+	CTL_T_SERVER = 160,     /* u64: a server the agent started (its id in the session) */
+	CTL_T_DEV,              /* text: a network device, as named on the agent's host */
+	CTL_T_SETTINGS,         /* text: "key=value,..." as busypoll's --coalesce and napi set take them */
+	CTL_T_MAX,              /* text: the channel maxima, "rx=4,tx=4" */
+	CTL_T_KNOB,             /* text: a device knob ("gro_flush_timeout") */
+	CTL_T_VALUE,            /* u64: its value */
+	CTL_T_ARGS,             /* text: a target configuration, `busypoll target` arguments */
+	CTL_T_PORT,             /* u64 */
+	CTL_T_STATUS,           /* i64: a server's exit status, -1 while it runs */
+	CTL_T_RESTORED,         /* u64: settings put back */
+	CTL_T_HOSTNAME,         /* text */
+	CTL_T_BUSY_POLL,        /* i64: net.core.busy_poll, -1 unreadable */
+	CTL_T_BUSY_READ,        /* i64: net.core.busy_read */
+	CTL_T_NETNS,            /* u64: the network namespace's inode */
+	CTL_T_VERSION,          /* text: the program's version */
+	CTL_T_PRIORITY,         /* i64: SO_PRIORITY, -1 none */
+	CTL_T_NOTE,             /* text: what a reader of the reply should know */
+	/* a NAPI (the agent's NAPI reply, and the path report's CTL_T_P_NAPI records) */
+	CTL_T_NAPI_ID = 184,    /* u64 */
+	CTL_T_N_IFINDEX,
+	CTL_T_N_IRQ,            /* i64 */
+	CTL_T_N_PID,            /* i64 */
+	CTL_T_N_DEFER,
+	CTL_T_N_GRO_FLUSH,
+	CTL_T_N_IRQ_SUSPEND,
+	CTL_T_N_THREADED,
+	CTL_T_N_HAS,            /* u64: BP_NAPI_HAS_* of what the kernel sent */
+	/* the path report (tools/common/agent_wire.h) */
+	CTL_T_P_IFINDEX = 200,
+	CTL_T_P_DRIVER,         /* text */
+	CTL_T_P_DRIVER_VERSION, /* text */
+	CTL_T_P_FIRMWARE,       /* text */
+	CTL_T_P_BUS,            /* text */
+	CTL_T_P_CHANNELS,       /* text: counts */
+	CTL_T_P_COALESCE,       /* text */
+	CTL_T_P_RX_QUEUES,
+	CTL_T_P_TX_QUEUES,
+	CTL_T_P_N_NAPI,         /* u64: NAPIs the device has (the records may be fewer) */
+	CTL_T_P_QUEUE,          /* record, repeated: P_Q_ID, P_Q_TX, NAPI_ID */
+	CTL_T_P_Q_ID,
+	CTL_T_P_Q_TX,
+	CTL_T_P_NAPI,           /* record, repeated: NAPI_ID, N_* */
+	CTL_T_P_IRQ,            /* record, repeated: P_I_IRQ, NAPI_ID, P_I_NAME, P_I_AFFINITY, P_I_EFFECTIVE */
+	CTL_T_P_I_IRQ,
+	CTL_T_P_I_NAME,         /* text */
+	CTL_T_P_I_AFFINITY,     /* text */
+	CTL_T_P_I_EFFECTIVE,    /* text */
+	CTL_T_P_SECTION,        /* record, repeated: P_S_ID, ERRNO, REASON (a section's result) */
+	CTL_T_P_S_ID,
 };
 
 /* Flags (CTL_T_FLAGS). */
 enum {
 	CTL_F_UDP = 1u << 0,        /* HELLO (rr): this run's flows are UDP */
 	CTL_F_TIMESTAMPS = 1u << 1, /* SET_MODE (pingpong): software timestamps on */
+	CTL_F_SET = 1u << 2,        /* NAPI, KNOB, COALESCE, CHANNELS: change, not just read */
 };
 
 enum ctl_kind { CTL_K_NONE = 0, CTL_K_U64, CTL_K_TEXT, CTL_K_RECORD };
@@ -194,14 +266,30 @@ int ctl_get_text(const struct ctl_msg *m, uint16_t tag, char *buf, size_t len);
 int ctl_rec_u64(const uint8_t *val, size_t len, uint16_t tag, uint64_t *v);
 int ctl_rec_text(const uint8_t *val, size_t len, uint16_t tag, char *buf, size_t buflen);
 
+/* ctl_reply_type - the type that answers a request of type (0: none; CTL_ERROR may always answer). */
+uint16_t ctl_reply_type(unsigned type);
+
 /* ---- sessions (blocking, with bounded waits) ---- */
 
+/*
+ * A transport that carries whole messages (the agent's: common/remote.h). send
+ * may add fields to m and renumber it (a relay to one of the agent's servers) before
+ * it encodes it; recv waits up to timeout_ms for the next whole message and
+ * decodes it. Both return 0 or -errno as ctl_send and ctl_recv do.
+ */
+struct ctl_transport {
+	int (*send)(void *ctx, struct ctl_msg *m);
+	int (*recv)(void *ctx, struct ctl_msg *m, int timeout_ms);
+};
+
 struct ctl_session {
-	int fd;
+	int fd;                   /* a plain socket, or -1 over a transport */
+	const struct ctl_transport *tr; /* NULL: fd */
+	void *tr_ctx;
 	uint32_t seq;
 	int timeout_ms;           /* each wait for a reply */
 	char peer[128];           /* for messages */
-	uint8_t *rbuf;            /* bytes read and not yet decoded */
+	uint8_t *rbuf;            /* fd: bytes read and not yet decoded */
 	size_t rlen;
 };
 
@@ -214,6 +302,10 @@ int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen
 		     const char *hint, char *err, size_t errlen);
 /* ctl_session_fd - a session over an fd already connected (a socketpair); it is the session's now. */
 int ctl_session_fd(struct ctl_session *s, int fd, const char *peer, int timeout_ms);
+/* ctl_session_transport - a session over tr (ctx is its own: ctl_session_close leaves it). */
+void ctl_session_transport(struct ctl_session *s, const struct ctl_transport *tr, void *ctx, const char *peer,
+			   int timeout_ms);
+/* ctl_session_close - the fd closed (a transport's context is its owner's to close). */
 void ctl_session_close(struct ctl_session *s);
 /* ctl_send - number m (the session's next seq) and send it whole. 0 or -errno. */
 int ctl_send(struct ctl_session *s, struct ctl_msg *m);
@@ -225,6 +317,12 @@ int ctl_send_fd(int fd, const struct ctl_msg *m);
  * signal: the caller looks at its stop flag), -errno.
  */
 int ctl_recv(struct ctl_session *s, struct ctl_msg *m, int timeout_ms);
+/*
+ * ctl_exchange - send req, wait for the message that answers it (its seq, or a
+ * session-wide CTL_ERROR with seq 0), whatever its type: a relay's half. 0, or a
+ * transport failure worded in err as ctl_call words it.
+ */
+int ctl_exchange(struct ctl_session *s, struct ctl_msg *req, struct ctl_msg *reply, char *err, size_t errlen);
 /*
  * ctl_call - send req, wait for the reply with its seq. want: the type expected.
  * Returns 0; -errno of a CTL_ERROR reply with "server PEER: reason" in err; or a

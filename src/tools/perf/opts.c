@@ -88,45 +88,6 @@ bool perf_rw_writes(const struct perf_opts *o)
 	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (o->rw == PERF_RW_RANDRW && o->rwmixread < 100);
 }
 
-int perf_split_args(const char *args, char *buf, char **words, int max)
-{
-	const char *p = args;
-	char *w = buf;
-	int n = 0;
-
-	for (;;) {
-		char quote = 0;
-		bool any = false;
-
-		while (*p == ' ' || *p == '\t' || *p == '\n')
-			p++;
-		if (!*p)
-			break;
-		if (n == max)
-			return -EINVAL;
-		words[n] = w;
-		while (*p && (quote || (*p != ' ' && *p != '\t' && *p != '\n'))) {
-			if (quote && *p == quote) {
-				quote = 0;
-			} else if (!quote && (*p == '\'' || *p == '"')) {
-				quote = *p;
-			} else if (*p == '\\' && quote != '\'' && p[1]) {
-				*w++ = *++p;
-			} else {
-				*w++ = *p;
-			}
-			any = true;
-			p++;
-		}
-		if (quote)
-			return -EINVAL;
-		(void)any;
-		*w++ = 0;
-		n++;
-	}
-	return n;
-}
-
 /* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
 static int opt_time(const char *name, const char *s, bool zero_ok, double *out, char *err, size_t errlen)
 {

@@ -102,13 +102,6 @@ const char *perf_rw_name(enum perf_rw rw);
 /* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (randrw by its mix)? */
 bool perf_rw_reads(const struct perf_opts *o);
 bool perf_rw_writes(const struct perf_opts *o);
-/*
- * perf_split_args - split ARGS ("--ns ram:64M --poll-period-us 50") into words:
- * whitespace separates, single and double quotes group, a backslash escapes the
- * next character. Words point into buf (at least strlen(args)+1 bytes). Returns
- * the count, or -EINVAL (unbalanced quote, more than max words).
- */
-int perf_split_args(const char *args, char *buf, char **words, int max);
 
 /* ---- verify: each logical block stamped with its LBA, a generation, the run, a CRC ---- */
 
@@ -155,9 +148,6 @@ struct perf_spawn;
  */
 int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **sp, char *err,
 		     size_t errlen);
-pid_t perf_spawn_pid(const struct perf_spawn *sp);
-/* perf_spawn_alive - the child still runs. */
-bool perf_spawn_alive(struct perf_spawn *sp);
 /*
  * perf_spawn_sample - the target's evidence now (a SAMPLE over its control
  * session): its whole process's CPU, and its counters summed over the queues
@@ -168,6 +158,20 @@ int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, st
 /* perf_spawn_stop - SIGTERM, 5 s, SIGKILL; reap; free. */
 void perf_spawn_stop(struct perf_spawn *sp);
 struct ctl_msg;
+struct ctl_session;
+/*
+ * perf_target_argv - the target's command line for one configuration: "target",
+ * o->spawn_args, config's, then --listen/--nqn from o unless given, split into
+ * argv (at most max, NULL-terminated; the words point into buf). Returns the
+ * count, or -EINVAL with one line in err (unbalanced quotes, too many words).
+ */
+int perf_target_argv(const struct perf_opts *o, const char *config, char *buf, size_t buflen, char **argv,
+		     int max, char *err, size_t errlen);
+/*
+ * perf_target_sample - SAMPLE over a target's control session (its own, or relayed
+ * by the agent): as perf_spawn_sample.
+ */
+int perf_target_sample(struct ctl_session *ctl, char peers[][64], size_t npeers, struct perf_target_stats *st);
 /*
  * perf_target_add_queues - add the queue records (CTL_T_Q) of a target's EVIDENCE
  * whose peer is in peers to *st. Returns how many were added.
