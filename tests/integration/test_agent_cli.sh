@@ -60,11 +60,11 @@ cmp -s "$key" "$tmp/copy" || fail "--new-key changed an existing key"
 
 refused "give one of --stdio, --listen" 
 refused "--stdio and --listen: give one of" --stdio --listen 127.0.0.1:0
-refused "--stdio is given twice" --stdio --stdio
+refused "--stdio given twice" --stdio --stdio
 refused "--listen needs --key-file FILE" --listen 127.0.0.1:0
 refused "--listen 127.0.0.1: give ADDR:PORT" --listen 127.0.0.1 --key-file "$key"
 refused "--key-file goes with --listen" --stdio --key-file "$key"
-refused "--key-file is given twice" --listen 127.0.0.1:0 --key-file "$key" --key-file "$key"
+refused "--key-file given twice" --listen 127.0.0.1:0 --key-file "$key" --key-file "$key"
 refused "--cpus" --stdio --cpus 0,99999
 refused "--cpus goes with --stdio or --listen" --restore --cpus 0
 refused "--auth-timeout" --listen 127.0.0.1:0 --key-file "$key" --auth-timeout 0
@@ -83,8 +83,13 @@ refused "is open to group or others (mode 0644): run chmod 600" --listen 127.0.0
 chmod 600 "$key"
 refused "cannot open key file $tmp/none" --listen 127.0.0.1:0 --key-file "$tmp/none"
 
+refused "--format csv2: must be table, json or csv" --path lo --format csv2
+refused "--new-key needs a value" --new-key --stdio
+
 run 0 --help
 grep -q -- "--listen ADDR:PORT" "$tmp/out" || fail "--help does not list --listen"
+run 0 --version
+grep -qE '^busypoll agent [0-9]' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 
 # nothing to restore: done
 run 0 --restore --state-dir "$tmp/state"
@@ -104,6 +109,20 @@ assert d["coalesce"] is None and "no interrupt coalescing" in d["coalesce_error"
 assert d["napi"] == [] and d["irqs"] == [] and "virtual device" in d["irqs_note"], d
 assert d["rx_queues"] >= 1, d
 EOF
+run 0 --path lo --format csv
+[ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "--path lo --format csv: not a header and one row: $(cat "$tmp/out")"
+head -1 "$tmp/out" | grep -q '^device,ifindex,driver,channels,coalesce,coalesce_note,.*napi\.id' ||
+	fail "--path lo --format csv: header $(head -1 "$tmp/out")"
+sed -n 2p "$tmp/out" | grep -q '^lo,1,' || fail "--path lo --format csv: row $(sed -n 2p "$tmp/out")"
+
+# -q: a session's start and end are not said; a refusal still is
+timeout 10 "$BP" agent --stdio -q --state-dir "$tmp/state" </dev/null >/dev/null 2>"$tmp/err"
+[ ! -s "$tmp/err" ] || fail "agent --stdio -q logged: $(cat "$tmp/err")"
+printf 'not a frame' | timeout 10 "$BP" agent --stdio -q --state-dir "$tmp/state" >/dev/null 2>"$tmp/err"
+grep -q "refused: an oversized message" "$tmp/err" || fail "agent --stdio -q did not say a refusal: $(cat "$tmp/err")"
+timeout 10 "$BP" agent --stdio --state-dir "$tmp/state" </dev/null >/dev/null 2>"$tmp/err"
+grep -q "session started" "$tmp/err" || fail "agent --stdio without -q: $(cat "$tmp/err")"
+
 run 1 --path nosuch0
 grep -qxF "busypoll agent: path nosuch0: no such device in this network namespace" "$tmp/err" ||
 	fail "--path nosuch0: $(cat "$tmp/err")"

@@ -30,6 +30,7 @@
 #include "bptest.h"
 #include "tools/common/auth.h"
 #include "tools/common/chan.h"
+#include "tools/common/agent_client.h"
 #include "tools/common/remote.h"
 
 #define FLOOD 1000
@@ -50,17 +51,21 @@ static const char *me(int fd, char *buf, size_t len)
 	return buf;
 }
 
-/* A good client gets a session and an answer. */
+/* A good client gets a session and answers: its HELLO and its SAMPLE. */
 static void good_client(const char *when)
 {
-	struct remote r;
-	char err[256], reply[512];
+	struct agent_remote_opts o;
+	struct agent_conn c;
+	struct evidence ev;
+	char err[512];
 
-	BPT_CHECK(remote_connect(&r, hostport, key, 5000, err, sizeof(err)) == 0, "%s: %s", when, err);
-	BPT_CHECK(remote_call(&r, "hello", reply, sizeof(reply), err, sizeof(err)) == 0, "%s: %s", when,
-		  err);
-	BPT_CHECK(!strncmp(reply, "ok busypoll-agent 1 ", 20), "%s: reply '%s'", when, reply);
-	remote_close(&r);
+	agent_remote_defaults(&o);
+	snprintf(o.remote, sizeof(o.remote), "%s", hostport);
+	snprintf(o.key_file, sizeof(o.key_file), "%s", key);
+	BPT_CHECK(agent_open(&c, &o, err, sizeof(err)) == 0, "%s: %s", when, err);
+	BPT_CHECK(c.hello.pid == (uint32_t)agent.pid || c.hello.pid > 0, "%s: HELLO_OK pid %u", when, c.hello.pid);
+	BPT_CHECK(agent_sample(&c, &ev, err, sizeof(err)) == 0 && ev.valid, "%s: %s", when, err);
+	BPT_CHECK(agent_close(&c, NULL, err, sizeof(err)) == 0, "%s: BYE: %s", when, err);
 	printf("ok: a good client is served %s\n", when);
 }
 

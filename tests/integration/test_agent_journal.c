@@ -34,7 +34,9 @@
 #include "bpt_faults.h"
 #include "bpt_testbed.h"
 #include "bptest.h"
-#include "tools/common/remote.h"
+#include "tools/common/agent_wire.h"
+#include "tools/common/agent_client.h"
+#include "tools/common/control.h"
 
 static struct bp_testbed tb;
 static char dir[64], state[128], key[128];
@@ -87,52 +89,64 @@ static int journals(void)
 	return n;
 }
 
-static void call(struct bpt_agent *a, const char *req, const char *want)
-{
-	char reply[4096];
+static struct ctl_msg rq, rp;
 
-	BPT_CHECK(bpt_agent_call(a, req, reply, sizeof(reply), 10000), "%s: no reply", req);
-	BPT_CHECK(!strncmp(reply, want, strlen(want)), "%s: '%s', wanted '%s...'", req, reply, want);
+/* ask - one request (bpt_req's form); want_err 0: it must succeed, else that errno with a reason starting why. */
+static void ask(struct agent_conn *c, uint16_t type, uint32_t id, const char *dev, const char *set, int want_err,
+		const char *why)
+{
+	char reason[CTL_MAX_TEXT];
+	int e;
+
+	bpt_req(&rq, type, id, dev, set);
+	e = bpt_ask(c, &rq, &rp, reason, sizeof(reason));
+	BPT_CHECK(e == want_err && (!want_err || !strncmp(reason, why, strlen(why))),
+		  "%s %s: errno %d '%s', wanted %d '%s'", ctl_type_name(type), set ? set : "", e, e ? reason : "",
+		  want_err, why ? why : "");
 }
 
-static void start_stdio(struct bpt_agent *a)
+/* bye - BYE: the session's changes restored (counted). */
+static void bye(struct agent_conn *c, unsigned want)
+{
+	unsigned restored;
+	char err[512];
+
+	BPT_CHECK(agent_close(c, &restored, err, sizeof(err)) == 0, "BYE: %s", err);
+	BPT_CHECK(restored == want, "BYE: restored %u, wanted %u", restored, want);
+}
+
+static void start_stdio(struct bpt_agent *a, struct agent_conn *c)
 {
 	const char *args[] = { "--stdio", "--state-dir", state, NULL };
 
 	bpt_agent_start(a, tb.ns[1], true, args);
+	bpt_agent_conn(a, c);
 }
 
 /* The changes every case makes (channels first: it may renew NAPIs). */
-static void change(struct bpt_agent *a, bool channels)
+static void change(struct agent_conn *c, bool channels)
 {
-	char req[128];
-
-	if (channels) {
-		snprintf(req, sizeof(req), "channels-set %s rx=1", tb.dev[1]);
-		call(a, req, "ok");
-	}
-	snprintf(req, sizeof(req), "napi-set %u defer-hard-irqs=3,gro-flush-timeout=50000", napi_id);
-	call(a, req, "ok");
-	snprintf(req, sizeof(req), "knob-set %s napi_defer_hard_irqs=7", tb.dev[1]);
-	call(a, req, "ok");
+	if (channels)
+		ask(c, CTL_CHANNELS, 0, tb.dev[1], "rx=1", 0, NULL);
+	ask(c, CTL_NAPI, napi_id, NULL, "defer-hard-irqs=3,gro-flush-timeout=50000", 0, NULL);
+	ask(c, CTL_KNOB, 0, tb.dev[1], "napi_defer_hard_irqs=7", 0, NULL);
 }
 
 static void normal_end(const struct values *before)
 {
 	struct bpt_agent a;
+	struct agent_conn c;
 	struct values v;
-	char req[128];
 
-	start_stdio(&a);
-	call(&a, "hello", "ok busypoll-agent 1");
-	change(&a, false);
-	snprintf(req, sizeof(req), "coalesce-set %s rx-usecs=0", tb.dev[1]);
-	call(&a, req, "error 95 coalesce-get bpvb: the veth driver has no interrupt coalescing");
+	start_stdio(&a, &c);
+	change(&c, false);
+	ask(&c, CTL_COALESCE, 0, tb.dev[1], "rx-usecs=0", EOPNOTSUPP,
+	    "coalesce-get bpvb: the veth driver has no interrupt coalescing");
 	read_values(&v);
 	BPT_CHECK(v.defer == 7 && v.gro_flush == 50000 && v.knob == 7, "changed: defer %u gro %llu knob %llu",
 		  v.defer, (unsigned long long)v.gro_flush, (unsigned long long)v.knob);
 	BPT_CHECK(journals() == 1, "%d journals during the session", journals());
-	call(&a, "bye", "ok restored 2");
+	bye(&c, 2);
 	BPT_CHECK(bpt_agent_end(&a, 0, 10000) == 0, "the agent's exit after bye");
 	read_values(&v);
 	same(&v, before, "a normal end restores the NAPI and the knob");
@@ -140,30 +154,41 @@ static void normal_end(const struct values *before)
 }
 
 /* A standing agent in b, a client in a that changes a NAPI and then resets its connection. */
+/* tcp_client - a client in a of the standing agent at hostport, with the key. */
+static void tcp_client(struct agent_conn *c, const char *hostport)
+{
+	struct agent_remote_opts o;
+	char err[512];
+	int home;
+
+	agent_remote_defaults(&o);
+	snprintf(o.remote, sizeof(o.remote), "%s", hostport);
+	snprintf(o.key_file, sizeof(o.key_file), "%s", key);
+	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 0) == 0, "%s", bp_last_error());
+	BPT_CHECK(agent_open(c, &o, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
+}
+
 static void client_vanishes(const struct values *before)
 {
-	char listen[64], hostport[64], err[256], reply[256], req[128];
+	char listen[64], hostport[64];
 	const char *args[] = { "--listen", listen, "--key-file", key, "--state-dir", state, NULL };
 	struct bpt_agent a;
-	struct remote r;
+	struct agent_conn c;
 	struct values v;
-	int home;
 
 	snprintf(listen, sizeof(listen), "%s:0", tb.addr[1]);
 	bpt_agent_start(&a, tb.ns[1], false, args);
 	bpt_agent_wait_listening(&a, 5000);
 	snprintf(hostport, sizeof(hostport), "%s:%u", tb.addr[1], a.port);
-	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 0) == 0, "%s", bp_last_error());
-	BPT_CHECK(remote_connect(&r, hostport, key, 5000, err, sizeof(err)) == 0, "%s", err);
-	snprintf(req, sizeof(req), "napi-set %u defer-hard-irqs=3,gro-flush-timeout=50000", napi_id);
-	BPT_CHECK(remote_call(&r, req, reply, sizeof(reply), err, sizeof(err)) == 0 &&
-		  !strcmp(reply, "ok"), "%s: %s %s", req, reply, err);
-	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
+	tcp_client(&c, hostport);
+	ask(&c, CTL_NAPI, napi_id, NULL, "defer-hard-irqs=3,gro-flush-timeout=50000", 0, NULL);
 	read_values(&v);
 	BPT_CHECK(v.defer == 3 && v.gro_flush == 50000, "changed over TCP");
-	bpt_vanish(r.rfd, BPT_RST);
-	r.rfd = r.wfd = -1;
-	remote_close(&r);
+	bpt_vanish(c.r.rfd, BPT_RST);
+	c.r.rfd = c.r.wfd = -1;
+	c.open = false;
+	agent_close(&c, NULL, NULL, 0);
 	BPT_CHECK(bpt_agent_wait_log(&a, "session ended (the connection failed", 10000),
 		  "the agent did not see the client go");
 	BPT_CHECK(bpt_agent_wait_log(&a, "restored napi", 5000), "no restore logged");
@@ -171,14 +196,12 @@ static void client_vanishes(const struct values *before)
 	same(&v, before, "a client that vanishes (RST) gets its NAPI settings restored");
 
 	/* the agent told to stop while a session has a change: it restores, then exits 0 */
-	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 0) == 0, "%s", bp_last_error());
-	BPT_CHECK(remote_connect(&r, hostport, key, 5000, err, sizeof(err)) == 0, "%s", err);
-	BPT_CHECK(remote_call(&r, req, reply, sizeof(reply), err, sizeof(err)) == 0 &&
-		  !strcmp(reply, "ok"), "%s: %s %s", req, reply, err);
-	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
+	tcp_client(&c, hostport);
+	ask(&c, CTL_NAPI, napi_id, NULL, "defer-hard-irqs=3,gro-flush-timeout=50000", 0, NULL);
 	BPT_CHECK(bpt_agent_end(&a, SIGTERM, 5000) == 0, "the standing agent's exit");
 	BPT_CHECK(strstr(a.log, "session ended (the agent is stopping)"), "no session end on SIGTERM");
-	remote_close(&r);
+	c.open = false; /* it is gone: no BYE */
+	agent_close(&c, NULL, NULL, 0);
 	read_values(&v);
 	same(&v, before, "a standing agent stopped by SIGTERM restores its sessions' changes");
 	BPT_CHECK(journals() == 0, "a journal is left after the client vanished");
@@ -188,21 +211,23 @@ static void client_vanishes(const struct values *before)
 static void one_at_a_time(const struct values *before)
 {
 	struct bpt_agent first, second;
+	struct agent_conn c1, c2;
+	struct bp_napi_info n;
 	struct values v;
-	char req[128];
 
-	start_stdio(&first);
-	start_stdio(&second);
-	change(&first, false);
-	snprintf(req, sizeof(req), "napi-get %u", napi_id);
-	call(&second, req, "ok defer-hard-irqs=7");
-	snprintf(req, sizeof(req), "napi-set %u defer-hard-irqs=1", napi_id);
-	call(&second, req, "error 16 another session is changing this host's settings (pid ");
+	start_stdio(&first, &c1);
+	start_stdio(&second, &c2);
+	change(&c1, false);
+	ask(&c2, CTL_NAPI, napi_id, NULL, NULL, 0, NULL);
+	BPT_CHECK(aw_napi_get(rp.body, rp.len, &n) == 0 && n.defer_hard_irqs == 7, "the second reads defer %u",
+		  n.defer_hard_irqs);
+	ask(&c2, CTL_NAPI, napi_id, NULL, "defer-hard-irqs=1", EBUSY,
+	    "another session is changing this host's settings (pid ");
 	read_values(&v);
 	BPT_CHECK(v.defer == 7, "the refused change changed something");
-	call(&first, "bye", "ok restored 2");
-	call(&second, req, "ok");
-	call(&second, "bye", "ok restored 1");
+	bye(&c1, 2);
+	ask(&c2, CTL_NAPI, napi_id, NULL, "defer-hard-irqs=1", 0, NULL);
+	bye(&c2, 1);
 	BPT_CHECK(bpt_agent_end(&first, 0, 10000) == 0 && bpt_agent_end(&second, 0, 10000) == 0,
 		  "the agents' exits");
 	read_values(&v);
@@ -223,14 +248,17 @@ static void killed(const struct values *before, bool restart)
 {
 	const char *restore[] = { "--restore", "--state-dir", state, NULL };
 	struct bpt_agent a, b;
+	struct agent_conn c;
 	struct values v;
 
-	start_stdio(&a);
-	change(&a, true);
+	start_stdio(&a, &c);
+	change(&c, true);
 	read_values(&v);
 	BPT_CHECK(v.rx == 1 && v.defer == 7 && v.knob == 7, "changed: rx %u defer %u knob %llu", v.rx,
 		  v.defer, (unsigned long long)v.knob);
 	BPT_CHECK(bpt_agent_end(&a, SIGKILL, 5000) == 128 + SIGKILL, "the agent did not die of SIGKILL");
+	c.open = false;
+	agent_close(&c, NULL, NULL, 0);
 	read_values(&v);
 	BPT_CHECK(v.rx == 1 && v.defer == 7, "a SIGKILLed agent restored something: it cannot have");
 	BPT_CHECK(journals() == 1, "%d journals after the SIGKILL", journals());
@@ -244,12 +272,12 @@ static void killed(const struct values *before, bool restart)
 		read_values(&v);
 		same(&v, before, "after SIGKILL, --restore puts channels, NAPI and knob back");
 	} else {
-		start_stdio(&b);
+		start_stdio(&b, &c); /* its HELLO answered: it restored before serving */
 		BPT_CHECK(bpt_agent_wait_log(&b, "is gone; restoring what it changed", 10000),
 			  "the restarted agent did not restore");
-		call(&b, "hello", "ok busypoll-agent 1");
 		read_values(&v);
 		same(&v, before, "after SIGKILL, the next agent restores before serving");
+		bye(&c, 0);
 		BPT_CHECK(bpt_agent_end(&b, 0, 10000) == 0, "the restarted agent's exit");
 	}
 	BPT_CHECK(journals() == 0, "the journal is still there");

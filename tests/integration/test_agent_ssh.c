@@ -2,11 +2,11 @@
 /*
  * Two hosts (tests/lib/bpt_twohost.h): host A and host B are the test bed's two
  * namespaces, a real sshd runs in B, and everything is driven from A over TCP.
- *   - `ssh hostb busypoll agent --stdio` reaches the agent: hello, and the path
+ *   - `ssh hostb busypoll agent --stdio` reaches the agent: HELLO, and the path
  *     report of B's veth end, which says it has no IRQs (a virtual device) because
  *     the agent, like any program sshd starts in B, sees B's sysfs;
- *   - a standing agent in B (--listen, the key) gives the same report, byte for
- *     byte: both paths speak the same protocol;
+ *   - a standing agent in B (--listen, the key) gives the same report, asked by
+ *     the device's address this time: both paths speak the same protocol;
  *   - a change made through ssh, then the ssh client SIGKILLed mid-session: sshd
  *     drops the session, the agent sees its stdin end and restores the NAPI's
  *     settings (read back from the kernel), its journal removed.
@@ -27,31 +27,20 @@
 #include "bpt_faults.h"
 #include "bpt_twohost.h"
 #include "bptest.h"
-#include "tools/common/remote.h"
+#include "tools/common/agent_client.h"
 
 static struct bpt_twohost h;
 static char state[160], key[160];
-static char report_ssh[16384], report_tcp[16384];
+static struct bp_path_report report_ssh, report_tcp;
 
-static struct remote ssh_agent(void)
+static void ssh_agent(struct agent_conn *c)
 {
-	char cmd[512], err[256];
-	const char *argv[16];
-	struct remote r;
+	struct agent_remote_opts o;
+	char cmd[512], err[512];
 
 	snprintf(cmd, sizeof(cmd), "%s agent --stdio --state-dir %s", bpt_busypoll(), state);
-	bpt_twohost_ssh_argv(&h, cmd, argv);
-	BPT_CHECK(remote_spawn(&r, (char *const *)argv, "hostb (ssh)", 20000, err, sizeof(err)) == 0,
-		  "%s", err);
-	return r;
-}
-
-static void call(struct remote *r, const char *req, char *reply, size_t cap, const char *want)
-{
-	char err[256];
-
-	BPT_CHECK(remote_call(r, req, reply, cap, err, sizeof(err)) == 0, "%s: %s", req, err);
-	BPT_CHECK(!strncmp(reply, want, strlen(want)), "%s: '%.200s', wanted '%s...'", req, reply, want);
+	bpt_twohost_remote(&h, true, cmd, &o);
+	BPT_CHECK(agent_open(c, &o, err, sizeof(err)) == 0, "%s", err);
 }
 
 static uint32_t napi_of_b(void)
@@ -73,40 +62,43 @@ static void napi_values(uint32_t id, struct bp_napi_info *n)
 
 static void over_ssh(void)
 {
-	struct remote r = ssh_agent();
-	char req[64], reply[256];
+	struct agent_conn c;
+	unsigned restored = 1;
+	char err[512];
 
-	call(&r, "hello", reply, sizeof(reply), "ok busypoll-agent 1 ");
-	snprintf(req, sizeof(req), "path %s", h.tb.dev[1]);
-	call(&r, req, report_ssh, sizeof(report_ssh), "ok {");
-	BPT_CHECK(strstr(report_ssh, "\"driver\": \"veth\""), "%s", report_ssh);
-	BPT_CHECK(strstr(report_ssh, "\"irqs_note\": \"no IRQs: bpvb is a virtual device"), "%s",
-		  report_ssh);
-	call(&r, "bye", reply, sizeof(reply), "ok restored 0");
-	BPT_CHECK(remote_close(&r) == 0, "ssh ... busypoll agent --stdio did not exit 0");
+	ssh_agent(&c);
+	BPT_CHECK(c.hello.pid > 0 && c.hello.kernel[0], "the agent's HELLO_OK");
+	BPT_CHECK(agent_path(&c, h.tb.dev[1], NULL, &report_ssh, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(!strcmp(report_ssh.driver.driver, "veth"), "driver %s", report_ssh.driver.driver);
+	BPT_CHECK(!strncmp(report_ssh.why[BP_PATH_IRQS], "no IRQs: bpvb is a virtual device", 33), "%s",
+		  report_ssh.why[BP_PATH_IRQS]);
+	BPT_CHECK(agent_close(&c, &restored, err, sizeof(err)) == 0 && restored == 0, "BYE: %s", err);
+	BPT_CHECK(c.exit_status == 0, "ssh ... busypoll agent --stdio exited %d", c.exit_status);
 	printf("ok: ssh reaches the agent; the path report of B's end says it has no IRQs\n");
 }
 
 static void over_tcp(void)
 {
-	char listen[64], hostport[64], err[256], reply[256], req[64];
+	char listen[64], err[512];
 	const char *args[] = { "--listen", listen, "--key-file", key, "--state-dir", state, NULL };
+	struct agent_remote_opts o;
 	struct bpt_agent a;
-	struct remote r;
+	struct agent_conn c;
 	int home;
 
 	snprintf(listen, sizeof(listen), "%s:0", h.tb.addr[1]);
 	bpt_agent_start(&a, h.tb.ns[1], false, args);
 	bpt_agent_wait_listening(&a, 5000);
-	snprintf(hostport, sizeof(hostport), "%s:%u", h.tb.addr[1], a.port);
+	agent_remote_defaults(&o);
+	snprintf(o.remote, sizeof(o.remote), "%s:%u", h.tb.addr[1], a.port);
+	snprintf(o.key_file, sizeof(o.key_file), "%s", key);
 	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&h.tb, 0) == 0, "%s", bp_last_error());
-	BPT_CHECK(remote_connect(&r, hostport, key, 5000, err, sizeof(err)) == 0, "%s", err);
-	call(&r, "hello", reply, sizeof(reply), "ok busypoll-agent 1 ");
-	snprintf(req, sizeof(req), "path %s", h.tb.dev[1]);
-	call(&r, req, report_tcp, sizeof(report_tcp), "ok {");
-	remote_close(&r);
+	BPT_CHECK(agent_open(&c, &o, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(agent_path(&c, NULL, h.tb.addr[1], &report_tcp, err, sizeof(err)) == 0, "%s", err);
+	agent_close(&c, NULL, NULL, 0);
 	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
-	BPT_CHECK(!strcmp(report_ssh, report_tcp), "the two paths differ:\n%s\n%s", report_ssh, report_tcp);
+	/* the same report whichever way in (and by device or by its address) */
+	BPT_CHECK(!memcmp(&report_ssh, &report_tcp, sizeof(report_ssh)), "the two paths' reports differ");
 	BPT_CHECK(bpt_agent_end(&a, SIGTERM, 5000) == 0, "the standing agent's exit");
 	printf("ok: a standing agent in B gives the same report over TCP with the key\n");
 }
@@ -115,20 +107,23 @@ static void client_killed(void)
 {
 	uint32_t id = napi_of_b();
 	struct bp_napi_info before, n;
-	struct remote r = ssh_agent();
-	char req[128], reply[256];
+	struct agent_conn c;
+	char err[512];
 	int status;
 
 	napi_values(id, &before);
-	snprintf(req, sizeof(req), "napi-set %u defer-hard-irqs=4,gro-flush-timeout=80000", id);
-	call(&r, req, reply, sizeof(reply), "ok");
+	ssh_agent(&c);
+	BPT_CHECK(agent_napi(&c, id, "defer-hard-irqs=4,gro-flush-timeout=80000", &n, err, sizeof(err)) == 0, "%s",
+		  err);
+	BPT_CHECK(n.defer_hard_irqs == 4 && n.gro_flush_timeout_ns == 80000, "the agent's answer");
 	napi_values(id, &n);
 	BPT_CHECK(n.defer_hard_irqs == 4 && n.gro_flush_timeout_ns == 80000, "not changed");
 	/* the client dies mid-session: its TCP connection to sshd goes with it */
-	kill(r.child, SIGKILL);
-	waitpid(r.child, &status, 0);
-	r.child = 0;
-	remote_close(&r);
+	kill(c.r.child, SIGKILL);
+	waitpid(c.r.child, &status, 0);
+	c.r.child = 0;
+	c.open = false;
+	agent_close(&c, NULL, NULL, 0);
 	/* sshd ends the session; the agent restores: wait for the kernel to show it */
 	for (int i = 0; i < 1000; i++) {
 		napi_values(id, &n);

@@ -229,10 +229,22 @@ testbed|testbed status --name $bed|--format|json
 testbed|testbed status|--name|$bed
 testbed|testbed up --name $bed|--queues|1
 testbed|testbed up --name $bed|--threaded|
+agent|agent --path lo|--quiet|
+agent|agent --path lo|--format|json
+agent|agent|--stdio|
+agent|agent|--listen|127.0.0.1:0
+agent|agent --listen 127.0.0.1:0|--key-file|k
+agent|agent|--new-key|k
+agent|agent|--restore|
+agent|agent|--path|lo
+agent|agent --stdio|--cpus|0
+agent|agent --stdio|--state-dir|d
+agent|agent --listen 127.0.0.1:0|--auth-timeout|1
+agent|agent --listen 127.0.0.1:0|--max-pending|1
 "
 
 # every option of every --help has a row (help and version are built in)
-for sub in rr pingpong perf target compare modes napi testbed; do
+for sub in rr pingpong perf target compare modes napi testbed agent; do
 	"$BP" "$sub" --help >"$tmp/help" 2>&1 || fail "busypoll $sub --help failed"
 	for opt in $(sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9-]*\|-[a-zA-Z]\)\([ [].*\)\{0,1\}$/\2/p' "$tmp/help"); do
 		case $opt in --help | --version) continue ;; esac

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "bpt_agent.h"
+#include "tools/common/agent_client.h"
+#include "tools/common/control.h"
 #include "bpt_faults.h"
 #include "bptest.h"
 
@@ -192,19 +194,52 @@ int bpt_agent_end(struct bpt_agent *a, int sig, int timeout_ms)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-bool bpt_agent_call(struct bpt_agent *a, const char *req, char *buf, size_t cap, int timeout_ms)
+void bpt_agent_conn(struct bpt_agent *a, struct agent_conn *c)
 {
-	size_t len = strlen(req);
-	uint8_t hdr[4] = { (uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24) };
-	uint32_t rlen;
+	char err[512];
+	int fd = dup(a->in_fd);
 
-	if (write(a->in_fd, hdr, 4) != 4 || write(a->in_fd, req, len) != (ssize_t)len)
-		return false;
-	if (!bpt_recv_all(a->out_fd, hdr, 4, timeout_ms))
-		return false;
-	rlen = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
-	if (rlen >= cap || !bpt_recv_all(a->out_fd, buf, rlen, timeout_ms))
-		return false;
-	buf[rlen] = '\0';
-	return true;
+	BPT_CHECK(fd >= 0, "dup: %s", strerror(errno));
+	BPT_CHECK(agent_fd(c, fd, "the agent", err, sizeof(err)) == 0, "%s", err);
+}
+
+void bpt_req(struct ctl_msg *m, uint16_t type, uint32_t id, const char *dev, const char *set)
+{
+	ctl_msg_init(m, type);
+	if (type == CTL_NAPI)
+		ctl_put_u64(m, CTL_T_NAPI_ID, id);
+	if (dev)
+		ctl_put_text(m, CTL_T_DEV, dev);
+	if (!set)
+		return;
+	ctl_put_u64(m, CTL_T_FLAGS, CTL_F_SET);
+	if (type == CTL_KNOB) {
+		char name[64];
+		const char *eq = strchr(set, '=');
+
+		BPT_CHECK(eq && eq - set < (int)sizeof(name), "KNOB's set is name=value");
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - set), set);
+		ctl_put_text(m, CTL_T_KNOB, name);
+		ctl_put_u64(m, CTL_T_VALUE, strtoull(eq + 1, NULL, 10));
+	} else {
+		ctl_put_text(m, CTL_T_SETTINGS, set);
+	}
+}
+
+int bpt_ask(struct agent_conn *c, struct ctl_msg *m, struct ctl_msg *reply, char *why, size_t cap)
+{
+	char err[CTL_MAX_TEXT + 400];
+	uint64_t e = 0;
+	int rc;
+
+	reply->type = 0;
+	rc = agent_call(c, m, ctl_reply_type(m->type), reply, err, sizeof(err));
+	if (!rc)
+		return 0;
+	/* the agent's refusal is an ERROR numbered as the request; anything else is the connection failing */
+	BPT_CHECK(reply->type == CTL_ERROR && reply->seq == m->seq, "%s: %s", ctl_type_name(m->type), err);
+	ctl_get_u64(reply, CTL_T_ERRNO, &e);
+	if (why && cap)
+		ctl_get_text(reply, CTL_T_REASON, why, cap);
+	return (int)e;
 }

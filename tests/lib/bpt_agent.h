@@ -57,8 +57,23 @@ void bpt_agent_wait_listening(struct bpt_agent *a, int timeout_ms);
  */
 int bpt_agent_end(struct bpt_agent *a, int sig, int timeout_ms);
 
-/* bpt_agent_call - over its stdin/stdout: one framed request, the reply into buf. */
-bool bpt_agent_call(struct bpt_agent *a, const char *req, char *buf, size_t cap, int timeout_ms);
+struct agent_conn;
+/* bpt_agent_conn - a client connection (tools/common/agent_client.h) over a --stdio agent's socket, HELLO said. */
+void bpt_agent_conn(struct bpt_agent *a, struct agent_conn *c);
+
+struct ctl_msg;
+/*
+ * bpt_req - m becomes a request of type for the agent: NAPI (id), KNOB/COALESCE/
+ * CHANNELS/PATH_REPORT (dev), with set (NULL: a read) as its change: the settings,
+ * or KNOB's "name=value".
+ */
+void bpt_req(struct ctl_msg *m, uint16_t type, uint32_t id, const char *dev, const char *set);
+/*
+ * bpt_ask - m to the agent, its answer into reply: 0 with the type it answered, or
+ * the errno of its CTL_ERROR with the reason in why (cap bytes). Fails the test
+ * when the connection fails.
+ */
+int bpt_ask(struct agent_conn *c, struct ctl_msg *m, struct ctl_msg *reply, char *why, size_t cap);
 
 /*
  * bpt_tmpdir - a new directory /tmp/bp-PREFIX-XXXXXX into buf (len >= 64), whose

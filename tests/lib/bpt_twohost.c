@@ -18,6 +18,7 @@
 #include "bpt_agent.h"
 #include "bpt_faults.h"
 #include "bpt_twohost.h"
+#include "tools/common/agent_client.h"
 #include "bptest.h"
 
 #define SSHD "/usr/sbin/sshd" /* sshd re-executes itself: it needs its absolute path */
@@ -163,6 +164,16 @@ void bpt_twohost_ssh_argv(const struct bpt_twohost *h, const char *remote_cmd, c
 	argv[n++] = BPT_SSH_HOST;
 	argv[n++] = remote_cmd;
 	argv[n] = NULL;
+}
+
+void bpt_twohost_remote(const struct bpt_twohost *h, bool ns_a, const char *agent_cmd, struct agent_remote_opts *o)
+{
+	agent_remote_defaults(o);
+	snprintf(o->remote, sizeof(o->remote), "%s", BPT_SSH_HOST);
+	snprintf(o->host, sizeof(o->host), "%s", h->tb.addr[1]);
+	snprintf(o->ssh, sizeof(o->ssh), "%s%s%sssh -F %s", ns_a ? "ip netns exec " : "", ns_a ? h->tb.ns[0] : "",
+		 ns_a ? " " : "", h->ssh_config);
+	snprintf(o->agent_cmd, sizeof(o->agent_cmd), "%s", agent_cmd);
 }
 
 void bpt_twohost_down(struct bpt_twohost *h)

@@ -45,6 +45,15 @@ void bpt_twohost_up(struct bpt_twohost *h, const char *name);
  */
 void bpt_twohost_ssh_argv(const struct bpt_twohost *h, const char *remote_cmd, const char **argv);
 
+struct agent_remote_opts;
+/*
+ * bpt_twohost_remote - o names B's agent the way a user on A does (--remote hostb
+ * --ssh "ssh -F CONFIG"), from a program in A's namespace (ns_a: the ssh command
+ * enters it first, for a caller that runs in the test's own namespace);
+ * agent_cmd is what ssh runs on B.
+ */
+void bpt_twohost_remote(const struct bpt_twohost *h, bool ns_a, const char *agent_cmd, struct agent_remote_opts *o);
+
 /* bpt_twohost_down - stop sshd, remove the bed. (The directory goes at exit.) */
 void bpt_twohost_down(struct bpt_twohost *h);
 

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's session (agent/session.c) without a client: each request's refusal
- * is one "error ERRNO reason" reply and the session goes on; the requests that
- * need no privilege answer; bye ends it; a change that fails leaves no journal
- * behind once the session ends. (The changes themselves, journalled and restored,
- * are tests/integration/test_agent_journal.c.)
+ * The agent's session (agent/session.c) without a client, on the control
+ * protocol: each bad request is one CTL_ERROR (errno, one line) numbered as the
+ * request, and the session goes on; bytes that are not one control message are
+ * refused with seq 0; the requests that need no privilege answer (HELLO, a path
+ * report by device and by address, SAMPLE); a server start that the agent refuses
+ * before it runs anything (a tool it does not know, a CPU outside its --cpus, a
+ * file namespace through a standing agent) leaves nothing running; BYE ends it;
+ * a change that fails leaves no journal behind. (The changes themselves,
+ * journalled and restored, are tests/integration/test_agent_journal.c; servers
+ * started for real are test_agent_servers.c.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,97 +26,274 @@
 #include "bpt_agent.h"
 
 #include "tools/agent/session.h"
+#include "tools/common/agent_wire.h"
 
 /* bp_tool_error lives in main.c, outside the tools library. */
 void bp_tool_error(const char *sub, const char *fmt, ...)
 {
 }
 
-static char dir[64], reply[SESSION_REPLY_MAX];
+static char dir[64];
+static uint8_t wire[SESSION_REPLY_MAX];
+static struct ctl_msg m, reply;
 static struct agent_cfg cfg;
 static struct session s;
+static uint32_t next_seq = 100;
 
-static const char *req(const char *text, bool *end)
+/* send_raw - bytes to the session; its reply decoded into reply. */
+static void send_raw(const void *bytes, size_t len, bool *end)
 {
-	size_t n = session_handle(&s, text, strlen(text), reply, end);
+	size_t n = session_handle(&s, bytes, len, wire, end);
 
-	assert_true(n < sizeof(reply));
-	reply[n] = '\0';
-	return reply;
+	assert_true(n >= CTL_HDR_LEN && n <= sizeof(wire));
+	assert_int_equal(ctl_decode(wire, n, &reply, NULL), (int)n);
 }
 
-#define EXPECT(text, want)                                                          \
-	do {                                                                        \
-		bool end_;                                                          \
-		const char *r_ = req(text, &end_);                                  \
-		if (strncmp(r_, want, strlen(want)))                                \
-			fail_msg("'%s': got '%s', wanted '%s...'", text, r_, want); \
-		assert_false(end_);                                                 \
-	} while (0)
+/* ask - m (numbered) to the session; the reply carries its seq. */
+static void ask(bool *end)
+{
+	static uint8_t buf[CTL_HDR_LEN + CTL_MAX_BODY];
+	int n;
+
+	m.seq = ++next_seq;
+	n = ctl_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	send_raw(buf, (size_t)n, end);
+	assert_int_equal(reply.seq, m.seq);
+}
+
+/* refused - m is answered CTL_ERROR with err and a reason starting with why; the session goes on. */
+static void refused(int err, const char *why)
+{
+	char reason[CTL_MAX_TEXT];
+	uint64_t e = 0;
+	bool end;
+
+	ask(&end);
+	assert_false(end);
+	if (reply.type != CTL_ERROR)
+		fail_msg("%s: answered %s, wanted ERROR '%s'", ctl_type_name(m.type), ctl_type_name(reply.type), why);
+	assert_int_equal(ctl_get_u64(&reply, CTL_T_ERRNO, &e), 0);
+	assert_int_equal(ctl_get_text(&reply, CTL_T_REASON, reason, sizeof(reason)), 0);
+	if ((int)e != err || strncmp(reason, why, strlen(why)))
+		fail_msg("%s: got %d '%s', wanted %d '%s...'", ctl_type_name(m.type), (int)e, reason, err, why);
+}
+
+static void req(uint16_t type)
+{
+	ctl_msg_init(&m, type);
+}
+
+static void set(const char *settings)
+{
+	ctl_put_u64(&m, CTL_T_FLAGS, CTL_F_SET);
+	ctl_put_text(&m, CTL_T_SETTINGS, settings);
+}
 
 static void test_refusals(void **state)
 {
-	char big[2048];
+	uint8_t buf[64];
+	bool end;
+	int n;
 
 	session_start(&s, &cfg, "unit");
-	EXPECT("", "error 22 an empty request");
-	EXPECT("frobnicate now", "error 22 unknown request (hello, path, napi-get");
-	EXPECT("path", "error 22 unknown request or missing argument");
-	EXPECT("napi-get x", "error 22 not a NAPI id");
-	EXPECT("napi-get 0", "error 22 not a NAPI id");
-	EXPECT("napi-set 300", "error 22 napi-set ID key=value[,key=value]");
-	EXPECT("napi-set 300 irq=5", "error 22 irq is read-only");
-	EXPECT("napi-set 300 defer-hard-irqs=1,,threaded=1", "error 22 'defer-hard-irqs=1,,threaded=1': an empty item");
-	EXPECT("knob-set eth0", "error 22 knob-get DEV KNOB, knob-set DEV KNOB=VALUE");
-	EXPECT("knob-set eth0 mtu=9000", "error 22 unknown");
-	EXPECT("coalesce-set eth0 rx-usec=1", "error 22 unknown coalescing key 'rx-usec'");
-	EXPECT("channels-set eth0 queues=4", "error 22 unknown channel kind 'queues'");
-	EXPECT("coalesce-get nosuch0", "error 19 coalesce-get nosuch0: no such device in this network namespace");
-	EXPECT("path nosuch0", "error 19 path nosuch0: no such device in this network namespace");
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	EXPECT(big, "error 22 a request is one line of text, under 1024 bytes");
-	{
-		bool end;
-		size_t n = session_handle(&s, "hel\0lo", 6, reply, &end);
+	/* not a control message: seq 0, a reason, and the session goes on */
+	send_raw("hello", 5, &end);
+	assert_int_equal(reply.type, CTL_ERROR);
+	assert_int_equal(reply.seq, 0);
+	req(CTL_SAMPLE);
+	n = ctl_encode(&m, buf, sizeof(buf));
+	send_raw(buf, (size_t)n - 1, &end); /* cut short */
+	assert_int_equal(reply.type, CTL_ERROR);
+	memset(buf + n, 0, 4);
+	send_raw(buf, (size_t)n + 4, &end); /* bytes after it */
+	assert_int_equal(reply.type, CTL_ERROR);
+	assert_int_equal(reply.seq, 0);
 
-		reply[n] = '\0';
-		assert_string_equal(reply, "error 22 a request is one line of text, under 1024 bytes");
-	}
+	req(CTL_NAPI);
+	refused(EINVAL, "NAPI needs a NAPI id");
+	req(CTL_NAPI);
+	ctl_put_u64(&m, CTL_T_NAPI_ID, 0);
+	refused(EINVAL, "NAPI needs a NAPI id");
+	req(CTL_NAPI);
+	ctl_put_u64(&m, CTL_T_NAPI_ID, 300);
+	ctl_put_u64(&m, CTL_T_FLAGS, CTL_F_SET);
+	refused(EINVAL, "NAPI with a change needs its settings");
+	req(CTL_NAPI);
+	ctl_put_u64(&m, CTL_T_NAPI_ID, 300);
+	set("irq=5");
+	refused(EINVAL, "irq is read-only");
+	req(CTL_NAPI);
+	ctl_put_u64(&m, CTL_T_NAPI_ID, 300);
+	set("defer-hard-irqs=1,,threaded=1");
+	refused(EINVAL, "'defer-hard-irqs=1,,threaded=1': an empty item");
+	req(CTL_KNOB);
+	refused(EINVAL, "KNOB needs a device name");
+	req(CTL_KNOB);
+	ctl_put_text(&m, CTL_T_DEV, "eth0");
+	refused(EINVAL, "KNOB needs a knob name");
+	req(CTL_KNOB);
+	ctl_put_text(&m, CTL_T_DEV, "eth0");
+	ctl_put_text(&m, CTL_T_KNOB, "mtu");
+	ctl_put_u64(&m, CTL_T_FLAGS, CTL_F_SET);
+	ctl_put_u64(&m, CTL_T_VALUE, 9000);
+	refused(EINVAL, "unknown");
+	req(CTL_COALESCE);
+	ctl_put_text(&m, CTL_T_DEV, "a/b");
+	refused(EINVAL, "COALESCE needs a device name");
+	req(CTL_COALESCE);
+	ctl_put_text(&m, CTL_T_DEV, "eth0");
+	set("rx-usec=1");
+	refused(EINVAL, "unknown coalescing key 'rx-usec'");
+	req(CTL_CHANNELS);
+	ctl_put_text(&m, CTL_T_DEV, "eth0");
+	set("queues=4");
+	refused(EINVAL, "unknown channel kind 'queues'");
+	req(CTL_COALESCE);
+	ctl_put_text(&m, CTL_T_DEV, "nosuch0");
+	refused(ENODEV, "coalesce-get nosuch0: no such device in this network namespace");
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_DEV, "nosuch0");
+	refused(ENODEV, "path nosuch0: no such device in this network namespace");
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_ADDR, "203.0.113.9");
+	refused(EADDRNOTAVAIL, "PATH_REPORT 203.0.113.9: no device of this host has that address");
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_ADDR, "not an address");
+	refused(EINVAL, "PATH_REPORT not an address: not an address");
+	/* messages for servers: one the session started, and only those types */
+	req(CTL_START);
+	refused(EINVAL, "START goes to a server this session started");
+	req(CTL_START);
+	ctl_put_u64(&m, CTL_T_SERVER, 5);
+	refused(ENOENT, "START for server 5: no such server in this session");
+	req(CTL_SERVER_STOP);
+	ctl_put_u64(&m, CTL_T_SERVER, 7);
+	refused(ENOENT, "SERVER_STOP: no server 7 in this session");
+	req(CTL_MODE_SET);
+	refused(EPROTO, "MODE_SET is not a request the agent takes");
+	req(CTL_PATH);
+	refused(EPROTO, "PATH is not a request the agent takes");
 	/* still serving after all of it */
-	EXPECT("hello", "ok busypoll-agent 1 pid=");
+	req(CTL_HELLO);
+	ask(&end);
+	assert_int_equal(reply.type, CTL_HELLO_OK);
 	assert_int_equal(s.changes, 0);
 	assert_int_equal(session_end(&s, "test"), 0);
 }
 
-static void test_hello_and_bye(void **state)
+static void test_server_refusals(void **state)
 {
+	char cmd[160];
+
+	cfg.cpus[0] = 0;
+	cfg.ncpus = 1;
+	snprintf(cfg.cpus_text, sizeof(cfg.cpus_text), "0");
+	session_start(&s, &cfg, "unit");
+	req(CTL_SERVER_START);
+	refused(EINVAL, "SERVER_START: which server");
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "sshd");
+	refused(EINVAL, "SERVER_START: which server");
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "rr");
+	ctl_put_i64(&m, CTL_T_CPU, 5);
+	refused(EINVAL, "SERVER_START: CPU 5 is not one the agent may use (its --cpus 0)");
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "rr");
+	ctl_put_u64(&m, CTL_T_PORT, 70000);
+	refused(EINVAL, "SERVER_START rr: a port");
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "rr");
+	ctl_put_text(&m, CTL_T_ARGS, "--ns ram:1M");
+	refused(EINVAL, "SERVER_START rr: a port, thread count, delay, priority or argument");
+	/* a standing agent serves no file of its host to a key holder */
+	cfg.listen = "127.0.0.1:0";
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "target");
+	ctl_put_text(&m, CTL_T_ARGS, "--ns ram:1M --ns file:/etc/passwd");
+	refused(EACCES, "SERVER_START target: a standing agent serves RAM namespaces only");
+	req(CTL_SERVER_START);
+	ctl_put_text(&m, CTL_T_TOOL, "target");
+	ctl_put_text(&m, CTL_T_ARGS, "--ns='unbalanced");
+	refused(EINVAL, "SERVER_START target: its arguments have unbalanced quotes");
+	cfg.listen = NULL;
+	cfg.ncpus = 0;
+	cfg.cpus_text[0] = 0;
+	/* none of these took the host's lock or wrote a journal */
+	assert_int_equal(s.journal.fd, -1);
+	session_end(&s, "test");
+	snprintf(cmd, sizeof(cmd), "ls '%s'/*.journal >/dev/null 2>&1", dir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_answers(void **state)
+{
+	struct aw_hello h;
+	struct bp_path_report *r = malloc(sizeof(*r));
+	struct evidence ev;
+	uint64_t v;
 	bool end;
 
-	snprintf(cfg.cpus_text, sizeof(cfg.cpus_text), "1");
+	assert_non_null(r);
+	cfg.cpus[0] = 0;
+	cfg.ncpus = 1;
 	session_start(&s, &cfg, "unit");
-	{
-		char want[64];
-
-		snprintf(want, sizeof(want), "ok busypoll-agent 1 pid=%d cpus=1", (int)getpid());
-		assert_string_equal(req("hello", &end), want);
-	}
-	assert_string_equal(req("bye", &end), "ok restored 0");
+	req(CTL_HELLO);
+	ctl_put_text(&m, CTL_T_TOOL, "agent");
+	ask(&end);
+	assert_int_equal(aw_hello_get(&reply, &h), 0);
+	assert_int_equal(h.pid, (uint32_t)getpid());
+	assert_int_equal(h.ncpus, 1);
+	assert_int_equal(h.cpus[0], 0);
+	assert_true(h.kernel[0] && h.hostname[0] && h.netns);
+	/* the path report of loopback, by name and by its address: the same device */
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_DEV, "lo");
+	ask(&end);
+	assert_int_equal(reply.type, CTL_PATH);
+	assert_int_equal(aw_path_get(&reply, r), 0);
+	assert_string_equal(r->dev, "lo");
+	assert_int_not_equal(r->err[BP_PATH_COALESCE], 0);
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_ADDR, "127.0.0.1");
+	ask(&end);
+	assert_int_equal(aw_path_get(&reply, r), 0);
+	assert_string_equal(r->dev, "lo");
+	/* the host's evidence: no server, nothing counted but the namespace */
+	req(CTL_SAMPLE);
+	ask(&end);
+	assert_int_equal(reply.type, CTL_EVIDENCE);
+	assert_int_equal(ev_decode(&reply, &ev), 0);
+	assert_int_equal(ev.nthr, 0);
+	assert_true(ev.interval_ns > 0);
+	req(CTL_BYE);
+	ask(&end);
 	assert_true(end);
+	assert_int_equal(reply.type, CTL_BYE);
+	assert_int_equal(ctl_get_u64(&reply, CTL_T_RESTORED, &v), 0);
+	assert_int_equal(v, 0);
 	assert_true(s.ended);
 	assert_int_equal(session_end(&s, "again"), 0); /* idempotent */
-	cfg.cpus_text[0] = '\0';
+	cfg.ncpus = 0;
+	free(r);
 }
 
 /* A change that fails at its first step still leaves no journal once the session ends. */
 static void test_failed_change_leaves_nothing(void **state)
 {
 	char cmd[160];
-	bool end;
 
 	session_start(&s, &cfg, "unit");
-	req("napi-set 4294967295 defer-hard-irqs=1", &end);
-	assert_non_null(strstr(reply, "error "));
+	req(CTL_NAPI);
+	ctl_put_u64(&m, CTL_T_NAPI_ID, 4294967295u);
+	set("defer-hard-irqs=1");
+	{
+		bool end;
+
+		ask(&end);
+	}
+	assert_int_equal(reply.type, CTL_ERROR);
 	assert_int_equal(s.changes, 0);
 	session_end(&s, "test");
 	snprintf(cmd, sizeof(cmd), "ls '%s'/*.journal >/dev/null 2>&1", dir);
@@ -129,7 +311,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_hello_and_bye),
+		cmocka_unit_test(test_server_refusals),
+		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_failed_change_leaves_nothing),
 	};
 

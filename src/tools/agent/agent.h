@@ -8,12 +8,15 @@
  *              serves authenticated sessions over the secure channel (common/chan.h)
  *   stdio.c    --stdio: one session over stdin/stdout (started through ssh, which
  *              authenticated the user already)
- *   session.c  what a session does with each message; every change journalled
- *              (journal.h) and restored when the session ends, however it ends
- *   path_out.c the path report as a table or json
+ *   session.c  what a session does with each control message (tools/common/
+ *              control.h); every change journalled (journal.h) and restored when
+ *              the session ends, however it ends
+ *   servers.c  the servers a session starts (rr, pingpong, a target), as child
+ *              processes, and the messages relayed to them
+ *   path_out.c the path report as a table, json or csv
  *
  * Messages on both transports are framed the same way: length u32 little-endian,
- * then the message (chan.h's records carry the same message, sealed).
+ * then the control message (chan.h's records carry the same message, sealed).
  */
 #ifndef BP_TOOLS_AGENT_H
 #define BP_TOOLS_AGENT_H
@@ -39,7 +42,7 @@ struct agent_cfg {
 	struct auth_key key;            /* --listen */
 	double auth_timeout_s;          /* a connection's whole handshake, at most */
 	int max_pending;                /* unauthenticated connections held at once */
-	const char *listen;             /* ADDR:PORT */
+	const char *listen;             /* ADDR:PORT; NULL for --stdio (a standing agent serves no files) */
 };
 
 /*
@@ -47,6 +50,10 @@ struct agent_cfg {
  * Every refusal, session start and end, and restore goes through it.
  */
 void agent_log(const char *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* agent_info - the same for what is not a refusal or a failure (sessions, servers): -q drops it. */
+void agent_info(const char *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* agent_quiet - -q was given. */
+extern bool agent_quiet;
 
 /* agent_log_journal - a journal_log_fn writing through agent_log; arg is the peer (or NULL). */
 void agent_log_journal(void *arg, const char *line);
@@ -68,6 +75,8 @@ int agent_serve_stdio(const struct agent_cfg *cfg);
 void path_emit(struct emit *e, const struct bp_path_report *r);
 /* path_print - the report for people, one aspect per line. */
 void path_print(FILE *out, const struct bp_path_report *r);
+/* path_csv - the report as csv: one row per NAPI (one with empty NAPI columns when it has none). */
+void path_csv(FILE *out, const struct bp_path_report *r);
 
 /* agent_stop_flag - set by SIGINT/SIGTERM/SIGHUP (installed by the serving functions). */
 extern volatile sig_atomic_t agent_stop;

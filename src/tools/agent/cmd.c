@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll agent --stdio | --listen ADDR:PORT --key-file FILE   [--cpus LIST] [--state-dir DIR]
- * busypoll agent --new-key FILE | --restore | --path DEV [--format table|json]
+ * busypoll agent --new-key FILE | --restore | --path DEV [--format table|json|csv]
  *
- * The remote host's side of a two-host run (agent.h). Before it serves anything it
+ * The remote host's side of a two-host run (agent.h); its options are the shared
+ * table's (tools/common/opt.h: -q, --format, --help, --version as everywhere).
+ * Before it serves anything it
  * plays back the journals of an agent that died here (SIGKILL, a crash), so a
  * host is never left with a previous session's settings.
  *
@@ -12,7 +14,6 @@
  * subcommand.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,213 +27,190 @@
 #include "tools/agent/agent.h"
 #include "tools/agent/journal.h"
 #include "tools/common/commands.h"
+#include "tools/common/common_opts.h"
 #include "tools/common/emit.h"
+#include "tools/common/napi_show.h"
+#include "tools/common/opt.h"
 #include "tools/common/options.h"
 
 #define SUB "agent"
 
 volatile sig_atomic_t agent_stop;
+bool agent_quiet;
 
 enum agent_action { ACT_NONE, ACT_STDIO, ACT_LISTEN, ACT_NEW_KEY, ACT_RESTORE, ACT_PATH };
 
 struct agent_cli {
-	enum agent_action act;
+	TOOL_COMMON;                    /* -q: refusals and failures only; --format: for --path */
+	bool stdio, restore;
+	char listen[128];
+	char key_file[1024];
+	char new_key[1024];
+	char path_dev[IFNAMSIZ];
+	char state_dir[1024];
 	struct agent_cfg cfg;
-	const char *key_file;
-	const char *new_key;
-	const char *path_dev;
-	bool json;
+	enum agent_action act;
 };
 
-static void usage(FILE *out)
+/* --listen ADDR:PORT: an address with a port, as every busypoll listener takes it. */
+static int parse_listen(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
 {
-	fprintf(out,
-		"usage: busypoll agent --stdio [options]\n"
-		"       busypoll agent --listen ADDR:PORT --key-file FILE [options]\n"
-		"       busypoll agent --new-key FILE\n"
-		"       busypoll agent --restore [--state-dir DIR]\n"
-		"       busypoll agent --path DEV [--format table|json]\n"
-		"\n"
-		"The remote host's side of a two-host run. Everything it changes on this host\n"
-		"(per-NAPI settings, device knobs, coalescing, channels) it records first and\n"
-		"restores when the session ends, when the client vanishes, and at its next start\n"
-		"after it was killed.\n"
-		"\n"
-		"  --stdio              one session on stdin/stdout, as ssh starts it:\n"
-		"                       ssh HOST busypoll agent --stdio (ssh authenticates)\n"
-		"  --listen ADDR:PORT   a standing agent on TCP; a client must prove it holds\n"
-		"                       the key before anything else (--key-file)\n"
-		"  --key-file FILE      the shared key (mode 0600, yours; see --new-key)\n"
-		"  --new-key FILE       write a new random key to FILE (never over a file)\n"
-		"  --restore            put back what a killed agent changed, then exit\n"
-		"  --path DEV           the path report of DEV: driver, channels, coalescing,\n"
-		"                       queues, NAPIs, IRQs and their CPUs; then exit\n"
-		"  --cpus LIST          the CPUs the servers it starts may use (default any)\n"
-		"  --state-dir DIR      where journals are kept (default " JOURNAL_DEFAULT_DIR ")\n"
-		"  --auth-timeout S     a connection's handshake, at most (default 10)\n"
-		"  --max-pending N      connections waiting to authenticate at once; one more\n"
-		"                       drops the oldest (default 1024)\n"
-		"  --format table|json  for --path (default table)\n"
-		"  -h, --help           this text\n");
-}
+	struct agent_cli *c = base;
 
-/* Set the one action; a second is refused. */
-static int pick(struct agent_cli *c, enum agent_action act, const char *name, char *err, size_t errlen)
-{
-	static const char *const names[] = { "", "--stdio", "--listen", "--new-key", "--restore", "--path" };
-
-	if (c->act == act)
-		return tool_fail(err, errlen, "%s is given twice", name);
-	if (c->act != ACT_NONE)
-		return tool_fail(err, errlen, "%s and %s: give one of --stdio, --listen, --new-key, "
-				 "--restore, --path", names[c->act], name);
-	c->act = act;
+	if (!strchr(v, ':') || strlen(v) >= sizeof(c->listen))
+		return tool_fail(err, errlen, "%s %s: give ADDR:PORT (e.g. 0.0.0.0:7100)", name, v);
+	if (tool_opt_hostport(name, v, err, errlen))
+		return -EINVAL;
+	snprintf(c->listen, sizeof(c->listen), "%s", v);
 	return 0;
 }
 
-/* Returns 0, 1 after --help, or -EINVAL with one line in err. */
-static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size_t errlen)
+/* --path DEV: a device name of this host. */
+static int parse_path(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
 {
-	enum { O_STDIO = 256, O_LISTEN, O_KEY_FILE, O_NEW_KEY, O_RESTORE, O_PATH, O_CPUS,
-	       O_STATE_DIR, O_AUTH_TIMEOUT, O_MAX_PENDING, O_FORMAT };
-	static const struct option opts[] = {
-		{ "stdio", no_argument, NULL, O_STDIO },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "key-file", required_argument, NULL, O_KEY_FILE },
-		{ "new-key", required_argument, NULL, O_NEW_KEY },
-		{ "restore", no_argument, NULL, O_RESTORE },
-		{ "path", required_argument, NULL, O_PATH },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "state-dir", required_argument, NULL, O_STATE_DIR },
-		{ "auth-timeout", required_argument, NULL, O_AUTH_TIMEOUT },
-		{ "max-pending", required_argument, NULL, O_MAX_PENDING },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool seen[O_FORMAT + 1] = { false };
-	long long n;
-	int opt, rc;
+	struct agent_cli *c = base;
 
-	memset(c, 0, sizeof(*c));
-	c->cfg.state_dir = JOURNAL_DEFAULT_DIR;
-	c->cfg.auth_timeout_s = 10;
-	c->cfg.max_pending = 1024;
-	optind = 0;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		char name[64];
+	if (!*v || strlen(v) >= IFNAMSIZ || strchr(v, '/'))
+		return tool_fail(err, errlen, "%s '%s' is not a device name", name, v);
+	snprintf(c->path_dev, sizeof(c->path_dev), "%s", v);
+	return 0;
+}
 
-		if (opt >= O_STDIO && opt <= O_FORMAT) {
-			if (seen[opt])
-				return tool_fail(err, errlen, "--%s is given twice", opts[opt - O_STDIO].name);
-			seen[opt] = true;
-		}
-		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case O_STDIO:
-			if ((rc = pick(c, ACT_STDIO, "--stdio", err, errlen)))
-				return rc;
-			break;
-		case O_LISTEN:
-			if ((rc = pick(c, ACT_LISTEN, "--listen", err, errlen)))
-				return rc;
-			if (!strchr(optarg, ':'))
-				return tool_fail(err, errlen, "--listen %s: give ADDR:PORT (e.g. 0.0.0.0:7100)",
-						 optarg);
-			c->cfg.listen = optarg;
-			break;
-		case O_KEY_FILE:
-			c->key_file = optarg;
-			break;
-		case O_NEW_KEY:
-			if ((rc = pick(c, ACT_NEW_KEY, "--new-key", err, errlen)))
-				return rc;
-			c->new_key = optarg;
-			break;
-		case O_RESTORE:
-			if ((rc = pick(c, ACT_RESTORE, "--restore", err, errlen)))
-				return rc;
-			break;
-		case O_PATH:
-			if ((rc = pick(c, ACT_PATH, "--path", err, errlen)))
-				return rc;
-			if (!*optarg || strlen(optarg) >= IFNAMSIZ || strchr(optarg, '/'))
-				return tool_fail(err, errlen, "--path '%s' is not a device name", optarg);
-			c->path_dev = optarg;
-			break;
-		case O_CPUS:
-			if ((rc = tool_opt_cpus("--cpus", optarg, c->cfg.cpus, AGENT_MAX_CPUS, &c->cfg.ncpus,
-						err, errlen)))
-				return rc;
-			snprintf(c->cfg.cpus_text, sizeof(c->cfg.cpus_text), "%s", optarg);
-			break;
-		case O_STATE_DIR:
-			if (!*optarg)
-				return tool_fail(err, errlen, "--state-dir needs a directory");
-			c->cfg.state_dir = optarg;
-			break;
-		case O_AUTH_TIMEOUT:
-			if ((rc = tool_opt_seconds("--auth-timeout", optarg, false, 3600,
-						   &c->cfg.auth_timeout_s, err, errlen)))
-				return rc;
-			break;
-		case O_MAX_PENDING:
-			if ((rc = tool_opt_int("--max-pending", optarg, 1, 1000000, &n, err, errlen)))
-				return rc;
-			c->cfg.max_pending = (int)n;
-			break;
-		case O_FORMAT: {
-			static const char *const formats[] = { "table", "json", NULL };
-			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
+#define AF(m) OPT_FIELD(struct agent_cli, m)
 
-			if (f < 0)
-				return f;
-			c->json = f == 1;
-			break;
-		}
-		case ':':
-			tool_bad_option_name(argc, argv, opts, name, sizeof(name));
-			return tool_fail(err, errlen, "%s needs a value", name);
-		default:
-			return tool_option_refused(SUB, argc, argv, opts, err, errlen);
-		}
+static const struct opt_spec agent_specs[] = {
+	{ .name = "stdio", .kind = OPT_FLAG, AF(stdio),
+	  .help = "one session on stdin/stdout, as ssh starts it:\nssh HOST busypoll agent --stdio (ssh authenticates)" },
+	{ .name = "listen", .kind = OPT_CUSTOM, .parse = parse_listen, .arg = "ADDR:PORT",
+	  .help = "a standing agent on TCP; a client must prove it holds\nthe key before anything else (--key-file)" },
+	{ .name = "key-file", .kind = OPT_TEXT, AF(key_file), .arg = "FILE",
+	  .help = "the shared key (mode 0600, yours; see --new-key)" },
+	{ .name = "new-key", .kind = OPT_TEXT, AF(new_key), .arg = "FILE",
+	  .help = "write a new random key to FILE (never over a file)" },
+	{ .name = "restore", .kind = OPT_FLAG, AF(restore),
+	  .help = "put back what a killed agent changed, then exit" },
+	{ .name = "path", .kind = OPT_CUSTOM, .parse = parse_path, .arg = "DEV",
+	  .help = "the path report of DEV: driver, channels, coalescing,\nqueues, NAPIs, IRQs and their CPUs; then exit" },
+	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct agent_cli, cfg.cpus, cfg.ncpus), .arg = "LIST",
+	  .help = "the CPUs the servers it starts may use (default any)" },
+	{ .name = "state-dir", .kind = OPT_TEXT, AF(state_dir), .arg = "DIR",
+	  .help = "where journals are kept", .dflt = OPT_DFLT_FIELD },
+	{ .name = "auth-timeout", .kind = OPT_SECONDS, AF(cfg.auth_timeout_s), .max_s = 3600, .arg = "S",
+	  .help = "a connection's handshake, at most", .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-pending", .kind = OPT_INT, AF(cfg.max_pending), .lo = 1, .hi = 1000000, .arg = "N",
+	  .help = "connections waiting to authenticate at once; one more\ndrops the oldest", .dflt = OPT_DFLT_FIELD },
+};
+
+/* agent_check - one action, and the options that go with it. */
+static int agent_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	static const char *const names[] = { "", "--stdio", "--listen", "--new-key", "--restore", "--path" };
+	struct agent_cli *c = base;
+	const bool given[] = { false, c->stdio, c->listen[0], c->new_key[0], c->restore, c->path_dev[0] };
+
+	for (int a = ACT_STDIO; a <= ACT_PATH; a++) {
+		if (!given[a])
+			continue;
+		if (c->act != ACT_NONE)
+			return tool_fail(err, errlen, "%s and %s: give one of --stdio, --listen, --new-key, --restore, "
+					 "--path", names[c->act], names[a]);
+		c->act = (enum agent_action)a;
 	}
-	if (optind < argc)
-		return tool_fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 	if (c->act == ACT_NONE)
 		return tool_fail(err, errlen, "give one of --stdio, --listen, --new-key, --restore, --path "
 				 "(busypoll agent --help)");
-	if (c->act == ACT_LISTEN && !c->key_file)
-		return tool_fail(err, errlen, "--listen needs --key-file FILE (busypoll agent --new-key "
-				 "FILE writes one)");
-	if (c->act != ACT_LISTEN && c->key_file)
+	if (c->act == ACT_LISTEN && !c->key_file[0])
+		return tool_fail(err, errlen, "--listen needs --key-file FILE (busypoll agent --new-key FILE writes one)");
+	if (c->act != ACT_LISTEN && opt_given(seen, "key-file"))
 		return tool_fail(err, errlen, "--key-file goes with --listen");
-	if (c->act != ACT_PATH && seen[O_FORMAT])
+	if (c->act != ACT_PATH && opt_given(seen, "format"))
 		return tool_fail(err, errlen, "--format goes with --path");
-	if ((seen[O_AUTH_TIMEOUT] || seen[O_MAX_PENDING]) && c->act != ACT_LISTEN)
+	if ((opt_given(seen, "auth-timeout") || opt_given(seen, "max-pending")) && c->act != ACT_LISTEN)
 		return tool_fail(err, errlen, "--auth-timeout and --max-pending go with --listen");
-	if (seen[O_CPUS] && c->act != ACT_LISTEN && c->act != ACT_STDIO)
+	if (opt_given(seen, "cpus") && c->act != ACT_LISTEN && c->act != ACT_STDIO)
 		return tool_fail(err, errlen, "--cpus goes with --stdio or --listen");
-	if (seen[O_STATE_DIR] && (c->act == ACT_NEW_KEY || c->act == ACT_PATH))
+	if (opt_given(seen, "state-dir") && (c->act == ACT_NEW_KEY || c->act == ACT_PATH))
 		return tool_fail(err, errlen, "--state-dir goes with --stdio, --listen or --restore");
+	if (opt_given(seen, "cpus"))
+		snprintf(c->cfg.cpus_text, sizeof(c->cfg.cpus_text), "%s", opt_text(seen, "cpus"));
+	return 0;
+}
+
+static const struct opt_table agent_table = OPT_TABLE(agent_specs, agent_check);
+
+static const struct opt_cmd agent_cmd = {
+	.name = "agent",
+	.usage = "usage: busypoll agent --stdio [options]\n"
+		 "       busypoll agent --listen ADDR:PORT --key-file FILE [options]\n"
+		 "       busypoll agent --new-key FILE\n"
+		 "       busypoll agent --restore [--state-dir DIR]\n"
+		 "       busypoll agent --path DEV [--format table|json|csv]\n"
+		 "\n"
+		 "The remote host's side of a two-host run: it starts the servers a client asks\n"
+		 "for (rr, pingpong, an NVMe/TCP target) in a mode, on given CPUs, and reads and\n"
+		 "changes this host's per-NAPI settings, device knobs, coalescing and channels.\n"
+		 "Everything it changes it records first and restores when the session ends,\n"
+		 "when the client vanishes, and at its next start after it was killed.\n\n",
+	.epilog = "\nExit status: 0 done, 1 the run failed (cannot listen, a setting not restored),\n"
+		  "2 bad input (an option, a key file refused).\n",
+};
+
+/* Returns 0, 1 after --help/--version, or -EINVAL with one line in err. */
+static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size_t errlen)
+{
+	struct opt_seen seen;
+	const struct opt_layer layers[] = {
+		{ &tool_common_table, &c->common },
+		{ &agent_table, c },
+	};
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->state_dir, sizeof(c->state_dir), "%s", JOURNAL_DEFAULT_DIR);
+	c->cfg.auth_timeout_s = 10;
+	c->cfg.max_pending = 1024;
+	c->format = TOOL_FORMAT_TABLE;
+	rc = opt_parse(&agent_cmd, layers, 2, argc, argv, &seen, err, errlen);
+	if (rc)
+		return rc;
+	c->cfg.state_dir = c->state_dir;
+	c->cfg.listen = c->act == ACT_LISTEN ? c->listen : NULL;
+	agent_quiet = c->quiet;
 	return 0;
 }
 
 /* ---- logging ---- */
 
-void agent_log(const char *peer, const char *fmt, ...)
+/* vlog - one line "busypoll agent: PEER: ..." on stderr, in one write: lines of agents never mix. */
+static void vlog(const char *peer, const char *fmt, va_list ap)
 {
 	char line[768];
-	va_list ap;
 	int n = snprintf(line, sizeof(line), "busypoll agent: %s%s", peer ? peer : "", peer ? ": " : "");
 
-	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	fprintf(stderr, "%s\n", line);
+}
+
+void agent_log(const char *peer, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(peer, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s\n", line); /* one write per line: lines of agents never mix */
+}
+
+void agent_info(const char *peer, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (agent_quiet)
+		return;
+	va_start(ap, fmt);
+	vlog(peer, fmt, ap);
+	va_end(ap);
 }
 
 void agent_log_journal(void *arg, const char *line)
@@ -263,11 +241,13 @@ static int run_path(const struct agent_cli *c)
 		bp_tool_error(SUB, "%s", bp_last_error());
 		return rc == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
-	if (c->json) {
+	if (c->format == TOOL_FORMAT_JSON) {
 		em_begin(&e, NULL, false);
 		path_emit(&e, &r);
 		em_end(&e);
 		fputc('\n', stdout);
+	} else if (c->format == TOOL_FORMAT_CSV) {
+		path_csv(stdout, &r);
 	} else {
 		path_print(stdout, &r);
 	}

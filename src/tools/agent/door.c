@@ -66,7 +66,7 @@ struct door {
 	struct list pending, sessions;
 	uint8_t msg[CHAN_MAX_MSG];
 	uint8_t frame[CHAN_FRAME_MAX];
-	char reply[SESSION_REPLY_MAX];
+	uint8_t reply[SESSION_REPLY_MAX];
 };
 
 static struct bp_loop *stop_loop; /* for the signal handler */
@@ -385,11 +385,11 @@ int agent_serve_listen(const struct agent_cfg *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	sl = sizeof(ss);
 	getsockname(bp_listener_fd(l), (struct sockaddr *)&ss, &sl);
-	agent_log(NULL, "listening on %s (pid %d); a client must prove the key within %g s",
+	agent_info(NULL, "listening on %s (pid %d); a client must prove the key within %g s",
 		  bp_format_addr((struct sockaddr *)&ss, where, sizeof(where)), (int)getpid(),
 		  cfg->auth_timeout_s);
 	rc = agent_stop ? 0 : bp_loop_run(d->loop);
-	agent_log(NULL, "stopping: %d session(s) to end, %d connection(s) waiting", d->sessions.n,
+	agent_info(NULL, "stopping: %d session(s) to end, %d connection(s) waiting", d->sessions.n,
 		  d->pending.n);
 	while (d->sessions.head) {
 		struct peer *p = d->sessions.head;

@@ -177,3 +177,42 @@ void path_print(FILE *out, const struct bp_path_report *r)
 		fputc('\n', out);
 	}
 }
+
+/* csv_row - the device's columns and one NAPI's (n NULL: empty). */
+static void csv_row(struct emit *e, const struct bp_path_report *r, const struct bp_napi_info *n)
+{
+	char text[256];
+
+	em_begin(e, NULL, false);
+	em_string(e, "device", r->dev, sizeof(r->dev));
+	em_u64(e, "ifindex", r->ifindex);
+	em_string(e, "driver", r->driver.driver, sizeof(r->driver.driver));
+	nic_format_channels(&r->channels, text, sizeof(text));
+	em_string(e, "channels", text, sizeof(text));
+	nic_format_coalesce(&r->coalesce, text, sizeof(text));
+	if (r->err[BP_PATH_COALESCE])
+		em_null(e, "coalesce");
+	else
+		em_string(e, "coalesce", text, sizeof(text));
+	em_string(e, "coalesce_note", r->why[BP_PATH_COALESCE], sizeof(r->why[0]));
+	em_u64(e, "rx_queues", r->rx_queues);
+	em_u64(e, "tx_queues", r->tx_queues);
+	em_u64(e, "irqs", r->n_irqs);
+	em_begin(e, "napi", n == NULL);
+	napi_emit(e, n ? n : &(struct bp_napi_info){ 0 }, NULL);
+	em_end(e);
+	em_end(e);
+	fputc('\n', e->out);
+}
+
+void path_csv(FILE *out, const struct bp_path_report *r)
+{
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+	size_t n = r->n_napi < BP_PATH_MAX ? r->n_napi : BP_PATH_MAX;
+
+	csv_row(&e, r, NULL);
+	for (size_t i = 0; i < (n ? n : 1); i++) {
+		e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
+		csv_row(&e, r, n ? &r->napi[i] : NULL);
+	}
+}

@@ -1,249 +1,416 @@
 /* SPDX-License-Identifier: MIT */
-/* One agent session: the (temporary) request dispatcher and the journalled changes (session.h). */
+/* One agent session: each control message answered, the changes journalled (session.h). */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
-#include <stdarg.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
+#include <busypoll/net.h>
 #include <busypoll/nic.h>
 
 #include "tools/agent/session.h"
-#include "tools/common/emit.h"
+#include "tools/common/agent_wire.h"
+#include "tools/common/evidence.h"
 #include "tools/common/napi_show.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/options.h"
 
-#define WORDS_MAX 4
-#define REQUESTS "hello, path, napi-get, napi-set, knob-get, knob-set, coalesce-get, " \
-		 "coalesce-set, channels-get, channels-set, bye"
+/* One message at a time: the agent serves its sessions on one thread. */
+static struct ctl_msg msg_in, msg_out;
 
 void session_start(struct session *s, const struct agent_cfg *cfg, const char *peer)
 {
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->journal.fd = s->journal.lock_fd = -1;
+	s->servers.next_id = 1;
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
-	agent_log(s->peer, "session started");
+	bp_kstats_read(&s->k0);
+	s->t0_ns = bp_now_ns();
+	agent_info(s->peer, "session started");
 }
 
-__attribute__((format(printf, 3, 4)))
-static size_t answer(char *reply, const char *status, const char *fmt, ...)
-{
-	int n = snprintf(reply, SESSION_REPLY_MAX, "%s", status);
-	va_list ap;
-
-	if (fmt && *fmt) {
-		reply[n++] = ' ';
-		va_start(ap, fmt);
-		n += vsnprintf(reply + n, SESSION_REPLY_MAX - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return (size_t)n < SESSION_REPLY_MAX ? (size_t)n : SESSION_REPLY_MAX - 1;
-}
-
-static size_t error(char *reply, int rc, const char *why)
-{
-	return answer(reply, "error", "%d %s", -rc, why);
-}
-
-/* The journal, opened at the first change of the session. */
-static int journal(struct session *s, char *err, size_t errlen)
+int session_journal(struct session *s, char *err, size_t errlen)
 {
 	if (s->journal.fd >= 0)
 		return 0;
-	return journal_open(&s->journal, s->cfg->state_dir, s->peer, agent_log_journal, s->peer, err,
-			    errlen);
+	return journal_open(&s->journal, s->cfg->state_dir, s->peer, agent_log_journal, s->peer, err, errlen);
 }
 
-static int parse_id(const char *w, uint32_t *id)
+static bool is_set(const struct ctl_msg *in)
 {
-	uint64_t v;
-	bool neg;
+	uint64_t flags = 0;
 
-	if (tool_parse_u64(w, &v, &neg) || v == 0 || v > UINT32_MAX)
+	ctl_get_u64(in, CTL_T_FLAGS, &flags);
+	return flags & CTL_F_SET;
+}
+
+/* get_dev - the request's device name, checked as a name. 0, or out becomes the refusal. */
+static int get_dev(const struct ctl_msg *in, char dev[IFNAMSIZ], struct ctl_msg *out)
+{
+	char buf[64];
+
+	if (ctl_get_text(in, CTL_T_DEV, buf, sizeof(buf)) || !buf[0] || strlen(buf) >= IFNAMSIZ || strchr(buf, '/')) {
+		ctl_error_msg(out, EINVAL, "%s needs a device name (CTL_T_DEV, at most %d bytes)", ctl_type_name(in->type),
+			      IFNAMSIZ - 1);
 		return -EINVAL;
-	*id = (uint32_t)v;
+	}
+	snprintf(dev, IFNAMSIZ, "%s", buf);
 	return 0;
+}
+
+/* get_settings - a change's SETTINGS text. 0, or out becomes the refusal. */
+static int get_settings(const struct ctl_msg *in, char *buf, size_t len, const char *form, struct ctl_msg *out)
+{
+	if (ctl_get_text(in, CTL_T_SETTINGS, buf, len) || !buf[0]) {
+		ctl_error_msg(out, EINVAL, "%s with a change needs its settings (%s)", ctl_type_name(in->type), form);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* changed - a change made: counted and logged. */
+static void changed(struct session *s, const char *what, const char *dev, const char *text)
+{
+	s->changes++;
+	agent_info(s->peer, "%s %s set %s", dev, what, text);
 }
 
 /* ---- the requests ---- */
 
-static size_t do_path(const char *dev, char *reply)
+static void do_hello(struct session *s, struct ctl_msg *out)
 {
-	static struct bp_path_report r; /* one session at a time runs a request */
-	size_t len = 0;
-	char *text = NULL;
-	struct emit e = { .kind = EMIT_JSON };
-	int rc = bp_path_report(dev, &r);
+	struct aw_hello h = { .pid = (uint32_t)getpid(), .ncpus = s->cfg->ncpus };
+	struct utsname un;
+	struct stat st;
 
-	if (rc)
-		return error(reply, rc, bp_last_error());
-	e.out = open_memstream(&text, &len);
-	if (!e.out)
-		return error(reply, -ENOMEM, "out of memory");
-	em_begin(&e, NULL, false);
-	path_emit(&e, &r);
-	em_end(&e);
-	fclose(e.out);
-	len = answer(reply, "ok", "%s", text);
-	free(text);
-	return len;
+	snprintf(h.version, sizeof(h.version), "%s", BP_VERSION);
+	if (gethostname(h.hostname, sizeof(h.hostname)))
+		snprintf(h.hostname, sizeof(h.hostname), "?");
+	h.hostname[sizeof(h.hostname) - 1] = 0;
+	if (uname(&un) == 0)
+		snprintf(h.kernel, sizeof(h.kernel), "%s", un.release);
+	if (stat("/proc/self/ns/net", &st) == 0)
+		h.netns = st.st_ino;
+	if (tool_read_net_sysctl("busy_poll", &h.busy_poll))
+		h.busy_poll = -1;
+	if (tool_read_net_sysctl("busy_read", &h.busy_read))
+		h.busy_read = -1;
+	memcpy(h.cpus, s->cfg->cpus, sizeof(int) * (size_t)(h.ncpus < AW_MAX_CPUS ? h.ncpus : AW_MAX_CPUS));
+	aw_hello_put(out, &h);
 }
 
-static size_t do_napi(struct session *s, const char *verb, const char *id_text, const char *list,
-		      char *reply)
+static void do_napi(struct session *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
-	char err[256], text[192];
-	bp_napi_settings set;
+	char text[256], err[256];
 	struct bp_napi_info info;
-	uint32_t id;
+	bp_napi_settings set;
+	uint64_t id;
 	int rc;
 
-	if (parse_id(id_text, &id))
-		return error(reply, -EINVAL, "not a NAPI id");
-	if (!strcmp(verb, "napi-get")) {
-		if ((rc = bp_napi_get(id, &info)))
-			return error(reply, rc, bp_last_error());
-		nic_format_napi(&info, text, sizeof(text));
-		return answer(reply, "ok", "%s", text);
+	if (ctl_get_u64(in, CTL_T_NAPI_ID, &id) || id == 0 || id > UINT32_MAX) {
+		ctl_error_msg(out, EINVAL, "NAPI needs a NAPI id (CTL_T_NAPI_ID, 1 to 4294967295)");
+		return;
 	}
-	if (!list || nic_parse_napi(list, &set, err, sizeof(err)))
-		return error(reply, -EINVAL, list ? err : "napi-set ID key=value[,key=value]");
-	if ((rc = journal(s, err, sizeof(err))) ||
-	    (rc = journal_change_napi(&s->journal, id, &set, err, sizeof(err))))
-		return error(reply, rc, err);
-	s->changes++;
-	nic_format_napi(&set, text, sizeof(text));
-	agent_log(s->peer, "napi %" PRIu32 " set %s", id, text);
-	return answer(reply, "ok", NULL);
+	if (is_set(in)) {
+		if (get_settings(in, text, sizeof(text), "defer-hard-irqs=N,gro-flush-timeout=NS,...", out))
+			return;
+		if (nic_parse_napi(text, &set, err, sizeof(err))) {
+			ctl_error_msg(out, EINVAL, "%s", err);
+			return;
+		}
+		if ((rc = session_journal(s, err, sizeof(err))) ||
+		    (rc = journal_change_napi(&s->journal, (uint32_t)id, &set, err, sizeof(err)))) {
+			ctl_error_msg(out, rc, "%s", err);
+			return;
+		}
+		nic_format_napi(&set, text, sizeof(text));
+		snprintf(err, sizeof(err), "%" PRIu64, id);
+		changed(s, "settings", err, text);
+	}
+	if ((rc = bp_napi_get((uint32_t)id, &info))) {
+		ctl_error_msg(out, rc, "%s", bp_last_error());
+		return;
+	}
+	ctl_msg_init(out, CTL_NAPI);
+	aw_napi_put(out, &info);
 }
 
-static size_t do_knob(struct session *s, const char *verb, const char *dev, const char *arg,
-		      char *reply)
+static void do_knob(struct session *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
+	char dev[IFNAMSIZ], knob[64], item[96], err[256];
 	struct napi_knobs k = { 0 };
-	char err[256];
 	uint64_t v;
 	int rc;
 
-	if (!arg)
-		return error(reply, -EINVAL, "knob-get DEV KNOB, knob-set DEV KNOB=VALUE");
-	if (!strcmp(verb, "knob-get")) {
-		if ((rc = bp_dev_get_knob(dev, arg, &v)))
-			return error(reply, rc, bp_last_error());
-		return answer(reply, "ok", "%" PRIu64, v);
+	if (get_dev(in, dev, out))
+		return;
+	if (ctl_get_text(in, CTL_T_KNOB, knob, sizeof(knob)) || !knob[0]) {
+		ctl_error_msg(out, EINVAL, "KNOB needs a knob name (napi_defer_hard_irqs or gro_flush_timeout)");
+		return;
 	}
-	if (napi_parse_knob(arg, &k, err, sizeof(err)))
-		return error(reply, -EINVAL, err);
-	for (int i = 0; i < NAPI_NKNOBS; i++) {
-		if (!k.has[i])
-			continue;
-		if ((rc = journal(s, err, sizeof(err))) ||
-		    (rc = journal_change_knob(&s->journal, dev, napi_knob_names[i], k.value[i], err,
-					      sizeof(err))))
-			return error(reply, rc, err);
-		s->changes++;
-		agent_log(s->peer, "%s %s set to %" PRIu64, dev, napi_knob_names[i], k.value[i]);
+	if (is_set(in)) {
+		if (ctl_get_u64(in, CTL_T_VALUE, &v)) {
+			ctl_error_msg(out, EINVAL, "KNOB with a change needs its value (CTL_T_VALUE)");
+			return;
+		}
+		/* the same names and ranges as `busypoll napi set --device` */
+		snprintf(item, sizeof(item), "%s=%" PRIu64, knob, v);
+		if (napi_parse_knob(item, &k, err, sizeof(err))) {
+			ctl_error_msg(out, EINVAL, "%s", err);
+			return;
+		}
+		if ((rc = session_journal(s, err, sizeof(err))) ||
+		    (rc = journal_change_knob(&s->journal, dev, knob, v, err, sizeof(err)))) {
+			ctl_error_msg(out, rc, "%s", err);
+			return;
+		}
+		changed(s, knob, dev, item);
 	}
-	return answer(reply, "ok", NULL);
+	if ((rc = bp_dev_get_knob(dev, knob, &v))) {
+		ctl_error_msg(out, rc, "%s", bp_last_error());
+		return;
+	}
+	ctl_msg_init(out, CTL_KNOB);
+	ctl_put_text(out, CTL_T_DEV, dev);
+	ctl_put_text(out, CTL_T_KNOB, knob);
+	ctl_put_u64(out, CTL_T_VALUE, v);
 }
 
-static size_t do_coalesce(struct session *s, const char *verb, const char *dev, const char *list,
-			  char *reply)
+static void do_coalesce(struct session *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
 	struct bp_nic_coalesce c;
-	char err[256], text[192];
+	char dev[IFNAMSIZ], text[256], err[256];
 	int rc;
 
-	if (!strcmp(verb, "coalesce-get")) {
-		if ((rc = bp_nic_coalesce_get(dev, &c)))
-			return error(reply, rc, bp_last_error());
-		nic_format_coalesce(&c, text, sizeof(text));
-		return answer(reply, "ok", "%s", text);
+	if (get_dev(in, dev, out))
+		return;
+	if (is_set(in)) {
+		if (get_settings(in, text, sizeof(text), "rx-usecs=N,rx-frames=N,adaptive-rx=on|off,...", out))
+			return;
+		if (nic_parse_coalesce(text, &c, err, sizeof(err))) {
+			ctl_error_msg(out, EINVAL, "%s", err);
+			return;
+		}
+		if ((rc = session_journal(s, err, sizeof(err))) ||
+		    (rc = journal_change_coalesce(&s->journal, dev, &c, err, sizeof(err)))) {
+			ctl_error_msg(out, rc, "%s", err);
+			return;
+		}
+		changed(s, "coalescing", dev, text);
 	}
-	if (!list || nic_parse_coalesce(list, &c, err, sizeof(err)))
-		return error(reply, -EINVAL, list ? err : "coalesce-set DEV key=value[,key=value]");
-	if ((rc = journal(s, err, sizeof(err))) ||
-	    (rc = journal_change_coalesce(&s->journal, dev, &c, err, sizeof(err))))
-		return error(reply, rc, err);
-	s->changes++;
-	agent_log(s->peer, "%s coalescing set %s", dev, list);
-	return answer(reply, "ok", NULL);
+	if ((rc = bp_nic_coalesce_get(dev, &c))) {
+		ctl_error_msg(out, rc, "%s", bp_last_error());
+		return;
+	}
+	nic_format_coalesce(&c, text, sizeof(text));
+	ctl_msg_init(out, CTL_COALESCE);
+	ctl_put_text(out, CTL_T_DEV, dev);
+	ctl_put_text(out, CTL_T_SETTINGS, text);
 }
 
-static size_t do_channels(struct session *s, const char *verb, const char *dev, const char *list,
-			  char *reply)
+static void do_channels(struct session *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
 	struct bp_nic_channels ch, max;
-	char err[256], text[192], mtext[192];
+	char dev[IFNAMSIZ], text[256], err[256];
 	int rc;
 
-	if (!strcmp(verb, "channels-get")) {
-		if ((rc = bp_nic_channels_get(dev, &ch)))
-			return error(reply, rc, bp_last_error());
-		max = ch;
-		memcpy(max.count, ch.max, sizeof(max.count));
-		nic_format_channels(&ch, text, sizeof(text));
-		nic_format_channels(&max, mtext, sizeof(mtext));
-		return answer(reply, "ok", "%s max %s", text, mtext);
+	if (get_dev(in, dev, out))
+		return;
+	if (is_set(in)) {
+		if (get_settings(in, text, sizeof(text), "rx=N,tx=N,other=N,combined=N", out))
+			return;
+		if (nic_parse_channels(text, &ch, err, sizeof(err))) {
+			ctl_error_msg(out, EINVAL, "%s", err);
+			return;
+		}
+		if ((rc = session_journal(s, err, sizeof(err))) ||
+		    (rc = journal_change_channels(&s->journal, dev, &ch, err, sizeof(err)))) {
+			ctl_error_msg(out, rc, "%s", err);
+			return;
+		}
+		changed(s, "channels", dev, text);
 	}
-	if (!list || nic_parse_channels(list, &ch, err, sizeof(err)))
-		return error(reply, -EINVAL, list ? err : "channels-set DEV kind=N[,kind=N]");
-	if ((rc = journal(s, err, sizeof(err))) ||
-	    (rc = journal_change_channels(&s->journal, dev, &ch, err, sizeof(err))))
-		return error(reply, rc, err);
-	s->changes++;
-	agent_log(s->peer, "%s channels set %s", dev, list);
-	return answer(reply, "ok", NULL);
+	if ((rc = bp_nic_channels_get(dev, &ch))) {
+		ctl_error_msg(out, rc, "%s", bp_last_error());
+		return;
+	}
+	max = ch;
+	memcpy(max.count, ch.max, sizeof(max.count));
+	ctl_msg_init(out, CTL_CHANNELS);
+	ctl_put_text(out, CTL_T_DEV, dev);
+	nic_format_channels(&ch, text, sizeof(text));
+	ctl_put_text(out, CTL_T_SETTINGS, text);
+	nic_format_channels(&max, text, sizeof(text));
+	ctl_put_text(out, CTL_T_MAX, text);
 }
 
-/* ---- the dispatcher (TEMPORARY: see session.h) ---- */
-
-size_t session_handle(struct session *s, const void *req, size_t len, char *reply, bool *end)
+/* same_addr - does interface address ifa hold the address a (ports aside)? */
+static bool same_addr(const struct sockaddr *ifa, const struct sockaddr_storage *a)
 {
-	char line[1024], *w[WORDS_MAX] = { 0 }, *save = NULL;
-	int n = 0;
+	if (!ifa || ifa->sa_family != a->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ifa)->sin_addr.s_addr == ((const struct sockaddr_in *)a)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)ifa)->sin6_addr, &((const struct sockaddr_in6 *)a)->sin6_addr,
+			       sizeof(struct in6_addr));
+	return false;
+}
+
+/* dev_of_addr - the device here that has address text (the data path's end on this host). */
+static int dev_of_addr(const char *text, char dev[IFNAMSIZ], char *err, size_t errlen)
+{
+	struct sockaddr_storage a;
+	struct ifaddrs *list, *i;
+	socklen_t len;
+
+	if (bp_parse_addr(text, 0, &a, &len)) {
+		snprintf(err, errlen, "PATH_REPORT %s: not an address (%s)", text, bp_last_error());
+		return -EINVAL;
+	}
+	if (getifaddrs(&list)) {
+		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
+		return -errno;
+	}
+	for (i = list; i; i = i->ifa_next)
+		if (same_addr(i->ifa_addr, &a)) {
+			snprintf(dev, IFNAMSIZ, "%s", i->ifa_name);
+			freeifaddrs(list);
+			return 0;
+		}
+	freeifaddrs(list);
+	snprintf(err, errlen, "PATH_REPORT %s: no device of this host has that address", text);
+	return -EADDRNOTAVAIL;
+}
+
+static void do_path(const struct ctl_msg *in, struct ctl_msg *out)
+{
+	static struct bp_path_report r; /* one request at a time */
+	char dev[IFNAMSIZ], addr[128], err[256];
+	int rc;
+
+	if (!ctl_get_text(in, CTL_T_ADDR, addr, sizeof(addr)) && addr[0]) {
+		if ((rc = dev_of_addr(addr, dev, err, sizeof(err)))) {
+			ctl_error_msg(out, rc, "%s", err);
+			return;
+		}
+	} else if (get_dev(in, dev, out)) {
+		return;
+	}
+	if ((rc = bp_path_report(dev, &r))) {
+		ctl_error_msg(out, rc, "%s", bp_last_error());
+		return;
+	}
+	ctl_msg_init(out, CTL_PATH);
+	aw_path_put(out, &r);
+	if (out->overflow)
+		ctl_error_msg(out, EMSGSIZE, "the path report of %s does not fit one message", dev);
+}
+
+static void do_sample(struct session *s, struct ctl_msg *out)
+{
+	struct evidence ev = { .valid = true };
+	struct bp_kstats k1 = { 0 };
+
+	bp_kstats_read(&k1);
+	ev_add_kstats(&ev, &s->k0, &k1);
+	ev.interval_ns = bp_now_ns() - s->t0_ns;
+	servers_evidence(s, &ev);
+	ctl_msg_init(out, CTL_EVIDENCE);
+	ev_encode(out, &ev);
+	ctl_put_u64(out, CTL_T_PID, (uint64_t)getpid());
+}
+
+static void do_bye(struct session *s, struct ctl_msg *out)
+{
+	unsigned changes = s->changes;
+
+	if (session_end(s, "the client said bye")) {
+		ctl_error_msg(out, EIO, "not everything could be restored (see the agent's log)");
+		return;
+	}
+	ctl_msg_init(out, CTL_BYE);
+	ctl_put_u64(out, CTL_T_RESTORED, changes);
+}
+
+/* for_server - a message the agent relays to one of the session's servers. */
+static bool for_server(const struct ctl_msg *in)
+{
+	uint64_t id;
+
+	return !ctl_get_u64(in, CTL_T_SERVER, &id) &&
+	       (in->type == CTL_HELLO || in->type == CTL_START || in->type == CTL_STOP || in->type == CTL_SET_MODE ||
+		in->type == CTL_SAMPLE);
+}
+
+static void dispatch(struct session *s, const struct ctl_msg *in, struct ctl_msg *out, bool *end)
+{
+	if (for_server(in)) {
+		servers_relay(s, in, out);
+		return;
+	}
+	switch (in->type) {
+	case CTL_HELLO: do_hello(s, out); break;
+	case CTL_SERVER_START: servers_start(s, in, out); break;
+	case CTL_SERVER_STOP: servers_stop(s, in, out); break;
+	case CTL_NAPI: do_napi(s, in, out); break;
+	case CTL_KNOB: do_knob(s, in, out); break;
+	case CTL_COALESCE: do_coalesce(s, in, out); break;
+	case CTL_CHANNELS: do_channels(s, in, out); break;
+	case CTL_PATH_REPORT: do_path(in, out); break;
+	case CTL_SAMPLE: do_sample(s, out); break;
+	case CTL_BYE:
+		do_bye(s, out);
+		*end = true;
+		break;
+	case CTL_START:
+	case CTL_STOP:
+	case CTL_SET_MODE:
+		ctl_error_msg(out, EINVAL, "%s goes to a server this session started (give its CTL_T_SERVER)",
+			      ctl_type_name(in->type));
+		break;
+	default:
+		ctl_error_msg(out, EPROTO, "%s is not a request the agent takes", ctl_type_name(in->type));
+		break;
+	}
+}
+
+size_t session_handle(struct session *s, const void *req, size_t len, uint8_t *reply, bool *end)
+{
+	const char *why = "";
+	int n = ctl_decode(req, len, &msg_in, &why);
 
 	*end = false;
 	s->requests++;
-	if (len >= sizeof(line) || memchr(req, '\0', len))
-		return error(reply, -EINVAL, "a request is one line of text, under 1024 bytes");
-	memcpy(line, req, len);
-	line[len] = '\0';
-	for (char *t = strtok_r(line, " \n", &save); t && n < WORDS_MAX; t = strtok_r(NULL, " \n", &save))
-		w[n++] = t;
-	if (n == 0)
-		return error(reply, -EINVAL, "an empty request");
-	if (!strcmp(w[0], "hello"))
-		return answer(reply, "ok", "busypoll-agent 1 pid=%d cpus=%s", (int)getpid(),
-			      s->cfg->cpus_text[0] ? s->cfg->cpus_text : "any");
-	if (!strcmp(w[0], "bye")) {
-		int failed;
-
-		*end = true;
-		failed = session_end(s, "the client said bye");
-		if (failed)
-			return error(reply, -EIO, "not everything could be restored (see the agent's log)");
-		return answer(reply, "ok", "restored %u", s->changes);
+	if (n <= 0 || (size_t)n != len) {
+		/* the transport framed it whole: garbage inside is refused, the session goes on */
+		ctl_error_msg(&msg_out, EPROTO, "not one control message: %s",
+			      n == 0 ? "cut short" : n > 0 ? "bytes after its end" : why);
+		agent_log(s->peer, "a request refused: %s", n == 0 ? "cut short" : n > 0 ? "bytes after its end" : why);
+		msg_out.seq = 0;
+	} else {
+		dispatch(s, &msg_in, &msg_out, end);
+		msg_out.seq = msg_in.seq;
 	}
-	if (n < 2)
-		return error(reply, -EINVAL, "unknown request or missing argument (" REQUESTS ")");
-	if (!strcmp(w[0], "path"))
-		return do_path(w[1], reply);
-	if (!strcmp(w[0], "napi-get") || !strcmp(w[0], "napi-set"))
-		return do_napi(s, w[0], w[1], w[2], reply);
-	if (!strcmp(w[0], "knob-get") || !strcmp(w[0], "knob-set"))
-		return do_knob(s, w[0], w[1], w[2], reply);
-	if (!strcmp(w[0], "coalesce-get") || !strcmp(w[0], "coalesce-set"))
-		return do_coalesce(s, w[0], w[1], w[2], reply);
-	if (!strcmp(w[0], "channels-get") || !strcmp(w[0], "channels-set"))
-		return do_channels(s, w[0], w[1], w[2], reply);
-	return error(reply, -EINVAL, "unknown request (" REQUESTS ")");
+	n = ctl_encode(&msg_out, reply, SESSION_REPLY_MAX);
+	if (n < 0) {
+		uint32_t seq = msg_out.seq;
+
+		ctl_error_msg(&msg_out, EMSGSIZE, "the answer does not fit one message");
+		msg_out.seq = seq;
+		n = ctl_encode(&msg_out, reply, SESSION_REPLY_MAX);
+	}
+	return (size_t)n;
 }
 
 int session_end(struct session *s, const char *why)
@@ -253,8 +420,10 @@ int session_end(struct session *s, const char *why)
 	if (s->ended)
 		return 0;
 	s->ended = true;
+	servers_stop_all(s, why);
 	failed = journal_finish(&s->journal, agent_log_journal, s->peer);
-	agent_log(s->peer, "session ended (%s): %u request(s), %u change(s)%s", why, s->requests,
-		  s->changes, failed ? ", NOT all restored" : s->changes ? ", all restored" : "");
+	(failed ? agent_log : agent_info)(s->peer, "session ended (%s): %u request(s), %u change(s)%s", why,
+					  s->requests, s->changes,
+					  failed ? ", NOT all restored" : s->changes ? ", all restored" : "");
 	return failed;
 }

@@ -62,7 +62,7 @@ int agent_serve_stdio(const struct agent_cfg *cfg)
 {
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: read returns */
 	static uint8_t msg[CHAN_MAX_MSG];
-	static char reply[AGENT_FRAME_HDR + SESSION_REPLY_MAX];
+	static uint8_t reply[AGENT_FRAME_HDR + SESSION_REPLY_MAX];
 	const char *ssh = getenv("SSH_CONNECTION");
 	char peer[96], why[160] = "";
 	struct session s;
@@ -113,9 +113,9 @@ int agent_serve_stdio(const struct agent_cfg *cfg)
 			break;
 		}
 		rlen = session_handle(&s, msg, len, reply + AGENT_FRAME_HDR, &end);
-		reply[0] = (char)rlen, reply[1] = (char)(rlen >> 8), reply[2] = (char)(rlen >> 16);
-		reply[3] = (char)(rlen >> 24);
-		if ((rc = write_full((const uint8_t *)reply, AGENT_FRAME_HDR + rlen))) {
+		reply[0] = (uint8_t)rlen, reply[1] = (uint8_t)(rlen >> 8), reply[2] = (uint8_t)(rlen >> 16);
+		reply[3] = (uint8_t)(rlen >> 24);
+		if ((rc = write_full(reply, AGENT_FRAME_HDR + rlen))) {
 			snprintf(why, sizeof(why), "its reply could not be written: %s", strerror(-rc));
 			break;
 		}

@@ -18,6 +18,7 @@
 #include <busypoll/net.h>
 
 #include "tools/common/auth.h"
+#include "tools/common/control.h"
 #include "tools/common/remote.h"
 
 #define FRAME_HDR 4
@@ -41,6 +42,18 @@ static int init(struct remote *r, const char *peer, int timeout_ms)
 	snprintf(r->peer, sizeof(r->peer), "%s", peer);
 	r->buf = malloc(CHAN_FRAME_MAX);
 	return r->buf ? 0 : -ENOMEM;
+}
+
+int remote_fd(struct remote *r, int fd, const char *peer, int timeout_ms)
+{
+	int rc = init(r, peer, timeout_ms);
+
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	r->rfd = r->wfd = fd;
+	return 0;
 }
 
 int remote_connect(struct remote *r, const char *hostport, const char *key_file, int timeout_ms,
@@ -128,10 +141,10 @@ int remote_spawn(struct remote *r, char *const argv[], const char *peer, int tim
 	return 0;
 }
 
-static int wait_fd(struct remote *r, int fd, short events)
+static int wait_fd(int fd, short events, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, r->timeout_ms);
+	int n = poll(&p, 1, timeout_ms);
 
 	if (n < 0)
 		return -errno;
@@ -165,7 +178,7 @@ int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t
 		if (n > 0)
 			off += (size_t)n;
 		else if (n < 0 && errno == EAGAIN)
-			rc = wait_fd(r, r->wfd, POLLOUT);
+			rc = wait_fd(r->wfd, POLLOUT, r->timeout_ms);
 		else if (n < 0 && errno != EINTR)
 			rc = -errno;
 	}
@@ -196,7 +209,8 @@ static int take(struct remote *r, uint8_t *out, size_t cap, size_t *len)
 	return (int)(FRAME_HDR + mlen);
 }
 
-int remote_recv(struct remote *r, void *buf, size_t cap, size_t *len, char *err, size_t errlen)
+/* recv_msg - the next whole message, waiting up to timeout_ms for each read. 0 or -errno. */
+static int recv_msg(struct remote *r, void *buf, size_t cap, size_t *len, int timeout_ms)
 {
 	for (;;) {
 		int n = take(r, buf, cap, len), rc;
@@ -209,30 +223,66 @@ int remote_recv(struct remote *r, void *buf, size_t cap, size_t *len, char *err,
 				((char *)buf)[*len] = '\0';
 			return 0;
 		}
-		if (n == -EMSGSIZE)
-			return fail(n, err, errlen, "agent %s: an oversized message", r->peer);
 		if (n < 0)
-			return fail(n, err, errlen, "agent %s: a record that does not open", r->peer);
-		if ((rc = wait_fd(r, r->rfd, POLLIN)))
-			return fail(rc, err, errlen, "agent %s: %s", r->peer,
-				    rc == -ETIMEDOUT ? "no answer" : strerror(-rc));
+			return n;
+		if ((rc = wait_fd(r->rfd, POLLIN, timeout_ms)))
+			return rc;
 		got = read(r->rfd, r->buf + r->len, CHAN_FRAME_MAX - r->len);
 		if (got == 0)
-			return fail(-ECONNRESET, err, errlen, "agent %s closed the connection", r->peer);
+			return -ECONNRESET;
 		if (got < 0 && errno != EAGAIN && errno != EINTR)
-			return fail(-errno, err, errlen, "agent %s: %s", r->peer, strerror(errno));
+			return -errno;
 		if (got > 0)
 			r->len += (size_t)got;
 	}
 }
 
-int remote_call(struct remote *r, const char *req, char *buf, size_t cap, char *err, size_t errlen)
+int remote_recv(struct remote *r, void *buf, size_t cap, size_t *len, char *err, size_t errlen)
 {
-	size_t len;
-	int rc = remote_send(r, req, strlen(req), err, errlen);
+	int rc = recv_msg(r, buf, cap, len, r->timeout_ms);
 
-	return rc ? rc : remote_recv(r, buf, cap - 1, &len, err, errlen);
+	if (rc == -EMSGSIZE)
+		return fail(rc, err, errlen, "agent %s: an oversized message", r->peer);
+	if (rc == -EBADMSG)
+		return fail(rc, err, errlen, "agent %s: a record that does not open", r->peer);
+	if (rc == -ECONNRESET)
+		return fail(rc, err, errlen, "agent %s closed the connection", r->peer);
+	if (rc)
+		return fail(rc, err, errlen, "agent %s: %s", r->peer, rc == -ETIMEDOUT ? "no answer" : strerror(-rc));
+	return 0;
 }
+
+/* ---- the control protocol over it ---- */
+
+static int tr_send(void *ctx, struct ctl_msg *m)
+{
+	struct remote *r = ctx;
+	uint8_t *buf = malloc(CTL_HDR_LEN + CTL_MAX_BODY);
+	char err[200];
+	int n = buf ? ctl_encode(m, buf, CTL_HDR_LEN + CTL_MAX_BODY) : -ENOMEM;
+
+	if (n >= 0)
+		n = remote_send(r, buf, (size_t)n, err, sizeof(err));
+	free(buf);
+	return n;
+}
+
+static int tr_recv(void *ctx, struct ctl_msg *m, int timeout_ms)
+{
+	struct remote *r = ctx;
+	uint8_t *buf = malloc(CHAN_MAX_MSG + 1);
+	const char *why;
+	size_t len = 0;
+	int rc = buf ? recv_msg(r, buf, CHAN_MAX_MSG + 1, &len, timeout_ms) : -ENOMEM;
+
+	/* one frame is one message, whole: anything else is not the agent speaking */
+	if (!rc && ctl_decode(buf, len, m, &why) != (int)len)
+		rc = -EPROTO;
+	free(buf);
+	return rc == -EBADMSG || rc == -EMSGSIZE ? -EPROTO : rc;
+}
+
+const struct ctl_transport remote_transport = { .send = tr_send, .recv = tr_recv };
 
 int remote_close(struct remote *r)
 {

@@ -4,8 +4,9 @@
  * reached: a command the caller names that runs `busypoll agent --stdio` on the
  * host (ssh, with the user's own keys and config), or TCP to a standing agent with
  * the key file (common/auth.h's handshake, then common/chan.h's records). Either
- * way it carries whole messages, each framed as agent.h says; what the messages
- * mean is the caller's. Every wait is bounded by the timeout given at the start.
+ * way it carries whole messages, each framed as agent.h says: control messages
+ * (tools/common/control.h) through remote_transport, a ctl_session's transport.
+ * Every wait is bounded by the timeout given at the start.
  */
 #ifndef BP_TOOLS_REMOTE_H
 #define BP_TOOLS_REMOTE_H
@@ -42,6 +43,12 @@ int remote_connect(struct remote *r, const char *hostport, const char *key_file,
 int remote_spawn(struct remote *r, char *const argv[], const char *peer, int timeout_ms,
 		 char *err, size_t errlen);
 
+/*
+ * remote_fd - a remote over fd, already connected to an agent's --stdio (a socketpair
+ * to a child: the tests); it is the remote's now. 0 or -ENOMEM.
+ */
+int remote_fd(struct remote *r, int fd, const char *peer, int timeout_ms);
+
 /* remote_send - one message. 0 or -errno with err. */
 int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t errlen);
 
@@ -52,8 +59,12 @@ int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t
  */
 int remote_recv(struct remote *r, void *buf, size_t cap, size_t *len, char *err, size_t errlen);
 
-/* remote_call - send req (a NUL-terminated line), receive the reply into buf. */
-int remote_call(struct remote *r, const char *req, char *buf, size_t cap, char *err, size_t errlen);
+/*
+ * remote_transport - the control protocol over a remote: ctl_session_transport(s,
+ * &remote_transport, r, ...). A frame that is not one whole control message is -EPROTO.
+ */
+struct ctl_transport;
+extern const struct ctl_transport remote_transport;
 
 /*
  * remote_close - close our end; a spawned command is waited for (up to the

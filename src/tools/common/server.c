@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "tools/common/control.h"
 #include "tools/common/server.h"
 
 int srv_addr(const char *opt, const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len,
@@ -221,4 +222,42 @@ void srv_wait(volatile sig_atomic_t *stop)
 	/* a poll, not pause(): a signal between the look and the wait is seen a second later */
 	while (!*stop)
 		poll(NULL, 0, 1000);
+}
+
+int srv_serve_control(int fd, volatile sig_atomic_t *stop, srv_control_fn handle, void *ctx)
+{
+	struct ctl_msg *in = malloc(2 * sizeof(*in));
+	struct ctl_session ses;
+	int ret = 0;
+
+	if (!in)
+		return -ENOMEM;
+	if (ctl_session_fd(&ses, fd, "the control session", 1000)) {
+		free(in);
+		return -ENOMEM;
+	}
+	while (!*stop) {
+		/* a second at most between looks at the stop flag */
+		ret = ctl_recv(&ses, &in[0], 1000);
+		if (ret == -ETIMEDOUT || ret == -EINTR || ret == -EAGAIN) {
+			ret = 0;
+			continue;
+		}
+		if (ret)
+			break;
+		ctl_msg_init(&in[1], CTL_ERROR);
+		handle(ctx, &in[0], &in[1]);
+		in[1].seq = in[0].seq;
+		ret = ctl_send_fd(fd, &in[1]);
+		if (ret)
+			break;
+	}
+	ctl_session_close(&ses);
+	free(in);
+	return *stop ? 0 : ret;
+}
+
+void srv_control_refuse(const char *tool, const struct ctl_msg *in, struct ctl_msg *out)
+{
+	ctl_error_msg(out, EPROTO, "%s server: %s is not for it", tool, ctl_type_name(in->type));
 }

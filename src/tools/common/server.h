@@ -88,4 +88,21 @@ int srv_on_loop(struct bp_loop *loop, int (*fn)(struct bp_loop *, void *), void 
  */
 void srv_wait(volatile sig_atomic_t *stop);
 
+struct ctl_msg;
+/* A server's answer to one message of the session that started it: out gets the reply (its seq is set after). */
+typedef void (*srv_control_fn)(void *ctx, const struct ctl_msg *in, struct ctl_msg *out);
+
+/*
+ * srv_serve_control - serve as srv_wait does, and answer the control session on
+ * fd (--control-fd: the process that started this server, tools/common/spawn.h)
+ * meanwhile: every message through handle, its reply numbered as it. The session
+ * closing (that process is gone), or garbage on it, ends the wait as a stop does,
+ * so a spawned server never outlives its parent. Returns 0 (a signal),
+ * -ECONNRESET (the session closed), -EPROTO (garbage), -ENOMEM.
+ */
+int srv_serve_control(int fd, volatile sig_atomic_t *stop, srv_control_fn handle, void *ctx);
+
+/* srv_control_refuse - out becomes CTL_ERROR EPROTO "TOOL server: IN is not for it" (a handler's default). */
+void srv_control_refuse(const char *tool, const struct ctl_msg *in, struct ctl_msg *out);
+
 #endif

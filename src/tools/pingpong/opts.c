@@ -26,6 +26,7 @@ void pp_opts_defaults(struct pp_opts *o)
 	o->cpu = -1;
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
 	o->format = TOOL_FORMAT_TABLE;
+	o->control_fd = -1;
 }
 
 /* --size: out of range says what the range is for (the header). */
@@ -81,6 +82,9 @@ static const struct opt_spec pp_specs[] = {
 	{ .name = "timeout", .kind = OPT_SECONDS, .role = OPT_ROLE_CLIENT, PP_FIELD(timeout_s),
 	  .max_s = PP_MAX_TIMEOUT_S, .arg = "S", .help = "client: fail a run after S seconds without a reply",
 	  .dflt = OPT_DFLT_FIELD },
+	/* how the two-host agent talks to a pingpong server it starts (tools/common/spawn.h) */
+	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER, PP_FIELD(control_fd),
+	  .lo = 3, .hi = 65535 },
 };
 
 /* pp_check - one CPU; --matrix compares its (busy) mode against blocking. */

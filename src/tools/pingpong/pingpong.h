@@ -101,6 +101,8 @@ struct pp_opts {
 	 */
 	uint32_t test_delay_us[6];
 	double timeout_s;         /* client: a run fails after this long without a reply */
+	int control_fd;           /* server: --control-fd, the session of the process that started it (the
+				   * agent: it may switch the mode), -1 none */
 };
 
 /* pp_opts_defaults - UDP, 64 B, 10 runs x 10000 after 1000, epoll:block, port 12868. */

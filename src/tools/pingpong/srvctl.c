@@ -14,11 +14,22 @@
  * to the server's own --mode with timestamps off, so the next client finds the
  * server as it was started.
  *
+ * Switching the mode (SET_MODE) can change NAPI settings and spin a CPU, so it is
+ * not for anyone who reaches the port: it is taken from a client on this host
+ * (loopback) and from the session of the process that started the server
+ * (--control-fd: the two-host agent, which authenticated its client); a client on
+ * another host is refused with EPERM and pointed at `--remote` (the agent). A
+ * server started that way is the agent's for its whole life: that session is the
+ * one session, and when it closes the server stops.
+ *
  * Everything here is blocking-free and poll(2)-driven, and the thread is asleep
  * while a run goes on: it costs the measured CPUs nothing.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +53,8 @@ struct pending {
 
 struct session {
 	int fd;
+	bool trusted;              /* the --control-fd session: the process that started us */
+	bool local;                /* a TCP client on this host (loopback) */
 	char peer[64];
 	uint8_t *buf;              /* CTL_HDR_LEN + CTL_MAX_BODY: bytes not yet a whole message */
 	size_t got;
@@ -57,6 +70,21 @@ static void session_close_fd(struct session *ses)
 	ses->fd = -1;
 	ses->got = 0;
 	ses->started = false;
+	ses->local = false;
+	ses->trusted = false;
+}
+
+/* is_loopback - an address of this host's loopback (127/8, ::1, ::ffff:127/104). */
+static bool is_loopback(const struct sockaddr_storage *a, socklen_t len)
+{
+	if (len >= sizeof(struct sockaddr_in) && a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+	if (len >= sizeof(struct sockaddr_in6) && a->ss_family == AF_INET6) {
+		const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(x) || (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+	}
+	return false;
 }
 
 /*
@@ -92,6 +120,12 @@ static void session_end(struct pp_server *s, struct session *ses, const char *wh
 	char err[256];
 
 	pp_server_log(s, "control session with %s ended (%s)", ses->peer, why);
+	if (ses->trusted) {
+		/* the process that started us is gone: so is the server (its main thread sees the stop) */
+		session_close_fd(ses);
+		kill(getpid(), SIGTERM);
+		return;
+	}
 	session_close_fd(ses);
 	if (data_switch(s, &s->own_mode, false, err, sizeof(err)))
 		pp_server_log(s, "cannot return to %s: %s", s->own_mode_text, err);
@@ -109,14 +143,25 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-/* ctl_set_mode - SET_MODE: the data loop in that mode ("" = the server's own); out: MODE_SET or ERROR. */
-static void ctl_set_mode(struct pp_server *s, const struct ctl_msg *in, struct ctl_msg *out)
+/*
+ * ctl_set_mode - SET_MODE: the data loop in that mode ("" = the server's own);
+ * out: MODE_SET or ERROR. Only for a local client or the agent (see the top).
+ */
+static void ctl_set_mode(struct pp_server *s, const struct session *ses, const struct ctl_msg *in,
+			 struct ctl_msg *out)
 {
 	char text[PP_MODE_LEN] = "", merr[200];
 	uint64_t flags = 0;
 	struct bp_mode m;
 	int ret = 0;
 
+	if (!ses->trusted && !ses->local) {
+		pp_server_log(s, "refused a mode switch from %s: not on this host", ses->peer);
+		ctl_error_msg(out, EPERM, "switching the mode of a server on another host needs the agent there: run the "
+			      "client with --remote HOST (it starts the server through `busypoll agent`); only a client "
+			      "on the server's own host may switch it directly");
+		return;
+	}
 	ctl_get_text(in, CTL_T_MODE, text, sizeof(text));
 	ctl_get_u64(in, CTL_T_FLAGS, &flags);
 	if (!text[0])
@@ -163,6 +208,8 @@ static void ctl_hello_ok(const struct pp_server *s, struct ctl_msg *out)
 	ctl_put_text(out, CTL_T_MODE, s->data ? s->data->mode_text : "");
 	ctl_put_i64(out, CTL_T_CPU, s->o.cpu);
 	ctl_put_u64(out, CTL_T_PP_DELAY_US, s->o.server_delay_us);
+	ctl_put_u64(out, CTL_T_PORT, s->port);
+	ctl_put_u64(out, CTL_T_PID, (uint64_t)getpid());
 }
 
 /* One message in, one reply out. Returns false when the session must end. */
@@ -176,7 +223,7 @@ static bool ctl_handle(struct pp_server *s, struct session *ses, const struct ct
 		ctl_hello_ok(s, out);
 		break;
 	case CTL_SET_MODE:
-		ctl_set_mode(s, in, out);
+		ctl_set_mode(s, ses, in, out);
 		break;
 	case CTL_START:
 		if (snapshot(s, &ses->base) == 0) {
@@ -272,7 +319,9 @@ static void refuse_busy(struct pp_server *s, int fd, const char *peer)
 	struct ctl_msg *out = malloc(sizeof(*out));
 
 	if (out) {
-		ctl_error_msg(out, EBUSY, "the server is busy with another client's control session");
+		ctl_error_msg(out, EBUSY, "%s", s->o.control_fd >= 0 ?
+			      "the server belongs to the agent session that started it: reach it through that agent" :
+			      "the server is busy with another client's control session");
 		out->seq = 0;
 		if (ctl_send_fd(fd, out)) {
 			/* it will see the close instead */
@@ -332,12 +381,13 @@ static bool classify(struct pp_server *s, struct pending *pe, struct session *se
 	}
 	if (ses->fd >= 0 && session_dead(ses))
 		session_end(s, ses, "closed by the client");
-	if (ses->fd >= 0) {
+	if (ses->fd >= 0 || s->o.control_fd >= 0) {
 		refuse_busy(s, pe->fd, peer);
 		return true;
 	}
 	ses->fd = pe->fd;
 	ses->got = 0;
+	ses->local = is_loopback(&pe->peer, pe->peerlen);
 	snprintf(ses->peer, sizeof(ses->peer), "%s", peer);
 	pp_server_log(s, "control session with %s", peer);
 	return true;
@@ -378,6 +428,12 @@ void *pp_ctl_thread(void *arg)
 	if (!ses.buf) {
 		pp_server_log(s, "control thread: out of memory");
 		return NULL;
+	}
+	if (s->o.control_fd >= 0) {
+		/* started by another process (the agent): its session is the one, for the server's whole life */
+		ses.fd = s->o.control_fd;
+		ses.trusted = true;
+		snprintf(ses.peer, sizeof(ses.peer), "the process that started it");
 	}
 	for (;;) {
 		struct pollfd p[3 + PENDING_MAX];

@@ -8,11 +8,36 @@
 #include <unistd.h>
 
 #include "tools/common/commands.h"
+#include "tools/common/control.h"
 #include "tools/common/options.h"
 #include "tools/common/server.h"
 #include "tools/rr/rr.h"
 
 static volatile sig_atomic_t *stop_requested;
+
+struct rr_control {
+	const struct rr_opts *o;
+	struct rr_server *s;
+};
+
+/* rr_control - the session of the process that started us (--control-fd): HELLO says where and how we serve. */
+static void rr_control(void *ctx, const struct ctl_msg *in, struct ctl_msg *out)
+{
+	const struct rr_control *c = ctx;
+
+	if (in->type != CTL_HELLO) {
+		srv_control_refuse("rr", in, out);
+		return;
+	}
+	ctl_msg_init(out, CTL_HELLO_OK);
+	ctl_put_text(out, CTL_T_TOOL, "rr");
+	ctl_put_text(out, CTL_T_MODE, c->o->mode_text);
+	ctl_put_u64(out, CTL_T_THREADS, (uint64_t)c->o->threads);
+	for (int i = 0; i < c->o->threads; i++)
+		ctl_put_i64(out, CTL_T_CPU, c->o->ncpus ? c->o->cpus[i % c->o->ncpus] : -1);
+	ctl_put_u64(out, CTL_T_PORT, rr_server_port(c->s));
+	ctl_put_u64(out, CTL_T_PID, (uint64_t)getpid());
+}
 
 static int run_server(const struct rr_opts *o)
 {
@@ -30,7 +55,14 @@ static int run_server(const struct rr_opts *o)
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
 			rr_server_port(s), o->threads, o->threads == 1 ? "" : "s", o->mode_text);
-	srv_wait(stop_requested);
+	if (o->control_fd >= 0) {
+		struct rr_control c = { .o = o, .s = s };
+
+		if (srv_serve_control(o->control_fd, stop_requested, rr_control, &c) && !o->quiet)
+			fprintf(stderr, "busypoll rr server: the control session ended; stopping\n");
+	} else {
+		srv_wait(stop_requested);
+	}
 	rr_server_stop(s);
 	return BP_EXIT_OK;
 }

@@ -35,6 +35,7 @@ void rr_opts_defaults(struct rr_opts *o)
 	o->warmup_s = 1;
 	o->format = TOOL_FORMAT_TABLE;
 	o->hello_timeout_ms = RR_HELLO_TIMEOUT_MS;
+	o->control_fd = -1;
 }
 
 #define RR_FIELD(m) OPT_FIELD(struct rr_opts, m)
@@ -64,6 +65,9 @@ static const struct opt_spec rr_specs[] = {
 	{ .name = "interval", .shortname = 'I', .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK,
 	  .role = OPT_ROLE_CLIENT, RR_FIELD(interval_s), .max_s = RR_MAX_SECONDS, .arg = "S",
 	  .help = "client: a progress line every S seconds (default none)" },
+	/* how the two-host agent talks to an rr server it starts (tools/common/spawn.h) */
+	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER, RR_FIELD(control_fd),
+	  .lo = 3, .hi = 65535 },
 };
 
 /* rr_check - the rules between rr's options, once the whole command line is read. */

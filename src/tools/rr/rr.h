@@ -38,6 +38,7 @@ struct rr_opts {
 	double interval_s;        /* -I progress lines (0 = none) */
 	uint32_t hello_timeout_ms; /* server: close a connection with no hello by then (default 10 s) */
 	bool own_server;          /* client: the caller runs the server (compare): no "is it running?" hint */
+	int control_fd;           /* server: --control-fd, the session of the process that started it, -1 none */
 };
 
 /* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block. */
