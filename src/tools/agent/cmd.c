@@ -215,7 +215,11 @@ void agent_info(const char *peer, const char *fmt, ...)
 
 void agent_log_journal(void *arg, const char *line)
 {
-	agent_log(arg, "%s", line);
+	/* a setting put back is news; one that could not be, or a journal left, is a failure */
+	if (!strncmp(line, "restored ", 9) || strstr(line, "is gone; restoring what it changed"))
+		agent_info(arg, "%s", line);
+	else
+		agent_log(arg, "%s", line);
 }
 
 int agent_restore_all(const char *dir)

@@ -176,7 +176,12 @@ int jentry_apply(const struct jentry *e)
 
 /* ---- the file ---- */
 
-/* The host's change lock: held, with holder written in it; -EBUSY naming who has it. */
+/*
+ * The host's change lock: held, with holder written in it; -EBUSY naming who has it.
+ * One per network namespace (host-NETNS.lock): the settings it guards are that
+ * namespace's, so agents of two namespaces (two hosts on one test machine) never
+ * hold each other up.
+ */
 static int lock_host(struct journal *j, const char *dir, const char *holder, char *err,
 		     size_t errlen)
 {
@@ -184,7 +189,7 @@ static int lock_host(struct journal *j, const char *dir, const char *holder, cha
 	ssize_t n;
 	int len;
 
-	snprintf(path, sizeof(path), "%s/host.lock", dir);
+	snprintf(path, sizeof(path), "%s/host-%" PRIu64 ".lock", dir, netns_id());
 	j->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (j->lock_fd < 0)
 		return say(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));

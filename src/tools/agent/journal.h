@@ -21,7 +21,8 @@
  * The owning agent holds an exclusive flock on its file as long as the session
  * lives; a file no one holds belongs to an agent that is gone. One session at a
  * time may change a host's settings (two would restore over each other): the
- * first to change holds STATE_DIR/host.lock until it has played its journal back,
+ * first to change holds STATE_DIR/host-NETNS.lock (one per network namespace, whose
+ * settings they are) until it has played its journal back,
  * and a second is refused with -EBUSY naming the first, in this agent or another. A line without its
  * newline (a torn last write) is a change never made and is skipped. Settings live
  * in a network namespace: a journal written in another one (netns= differs) is left
@@ -66,7 +67,7 @@ int jentry_apply(const struct jentry *e);
 
 struct journal {
 	int fd;                        /* -1: not open */
-	int lock_fd;                   /* host.lock, held while fd is open */
+	int lock_fd;                   /* host-NETNS.lock, held while fd is open */
 	char path[PATH_MAX];
 	unsigned entries;
 };

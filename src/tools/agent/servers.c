@@ -10,6 +10,7 @@
 
 #include "tools/agent/session.h"
 #include "tools/common/agent_wire.h"
+#include "tools/common/netdev.h"
 
 #define START_TIMEOUT_MS 15000
 #define CALL_TIMEOUT_MS 15000   /* a relayed SET_MODE restarts a loop thread */
@@ -233,22 +234,10 @@ static int keep_napis(struct session *ses, struct agent_server *srv, char *err, 
 /* put_napis_back - the NAPI settings as they were when srv started (a mode may have set its own). */
 static void put_napis_back(struct session *ses, const struct agent_server *srv)
 {
-	for (int i = 0; i < srv->nnapi; i++) {
-		struct bp_napi_info now, set = srv->napi[i];
+	char err[300];
 
-		set.has &= NAPI_RESTORED;
-		if (!set.has || bp_napi_get(set.id, &now))
-			continue; /* gone with its device */
-		if (now.defer_hard_irqs == set.defer_hard_irqs && now.gro_flush_timeout_ns == set.gro_flush_timeout_ns &&
-		    now.irq_suspend_timeout_ns == set.irq_suspend_timeout_ns)
-			continue;
-		if (bp_napi_set(set.id, &set))
-			agent_log(ses->peer, "napi %" PRIu32 ": cannot put back its settings after server %" PRIu64 ": %s",
-				  set.id, srv->id, bp_last_error());
-		else
-			agent_info(ses->peer, "napi %" PRIu32 ": settings put back after server %" PRIu64 " (%s)", set.id,
-				  srv->id, srv->mode);
-	}
+	if (netdev_napi_put_back(srv->napi, srv->nnapi, err, sizeof(err)))
+		agent_log(ses->peer, "cannot put back NAPI settings after server %" PRIu64 ": %s", srv->id, err);
 }
 
 /* ---- start, stop, relay ---- */

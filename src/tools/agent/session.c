@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* One agent session: each control message answered, the changes journalled (session.h). */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -21,6 +20,7 @@
 #include "tools/common/agent_wire.h"
 #include "tools/common/evidence.h"
 #include "tools/common/napi_show.h"
+#include "tools/common/netdev.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/options.h"
 
@@ -254,43 +254,21 @@ static void do_channels(struct session *s, const struct ctl_msg *in, struct ctl_
 	ctl_put_text(out, CTL_T_MAX, text);
 }
 
-/* same_addr - does interface address ifa hold the address a (ports aside)? */
-static bool same_addr(const struct sockaddr *ifa, const struct sockaddr_storage *a)
-{
-	if (!ifa || ifa->sa_family != a->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ifa)->sin_addr.s_addr == ((const struct sockaddr_in *)a)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return !memcmp(&((const struct sockaddr_in6 *)ifa)->sin6_addr, &((const struct sockaddr_in6 *)a)->sin6_addr,
-			       sizeof(struct in6_addr));
-	return false;
-}
-
 /* dev_of_addr - the device here that has address text (the data path's end on this host). */
 static int dev_of_addr(const char *text, char dev[IFNAMSIZ], char *err, size_t errlen)
 {
 	struct sockaddr_storage a;
-	struct ifaddrs *list, *i;
 	socklen_t len;
+	int rc;
 
 	if (bp_parse_addr(text, 0, &a, &len)) {
 		snprintf(err, errlen, "PATH_REPORT %s: not an address (%s)", text, bp_last_error());
 		return -EINVAL;
 	}
-	if (getifaddrs(&list)) {
-		snprintf(err, errlen, "getifaddrs: %s", strerror(errno));
-		return -errno;
-	}
-	for (i = list; i; i = i->ifa_next)
-		if (same_addr(i->ifa_addr, &a)) {
-			snprintf(dev, IFNAMSIZ, "%s", i->ifa_name);
-			freeifaddrs(list);
-			return 0;
-		}
-	freeifaddrs(list);
-	snprintf(err, errlen, "PATH_REPORT %s: no device of this host has that address", text);
-	return -EADDRNOTAVAIL;
+	rc = netdev_of_addr(&a, dev);
+	if (rc)
+		snprintf(err, errlen, "PATH_REPORT %s: no device of this host has that address", text);
+	return rc;
 }
 
 static void do_path(const struct ctl_msg *in, struct ctl_msg *out)

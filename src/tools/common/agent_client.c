@@ -128,7 +128,7 @@ static int spawn_agent(struct agent_conn *a, char *const argv[], char *err, size
 int agent_open(struct agent_conn *a, const struct agent_remote_opts *o, char *err, size_t errlen)
 {
 	static char words[4096];
-	char *argv[2 * MAX_WORDS + 2];
+	char *argv[2 * MAX_WORDS + 3];
 	int n1, n2, ret;
 
 	memset(a, 0, sizeof(*a));
@@ -153,6 +153,8 @@ int agent_open(struct agent_conn *a, const struct agent_remote_opts *o, char *er
 			snprintf(err, errlen, "--agent-cmd '%s': not a command (empty, or unbalanced quotes)", o->agent_cmd);
 			return -EINVAL;
 		}
+		if (o->quiet)
+			argv[n1 + 1 + n2++] = "-q";
 		argv[n1 + 1 + n2] = NULL;
 		ret = spawn_agent(a, argv, err, errlen);
 	}
@@ -164,7 +166,7 @@ int agent_open(struct agent_conn *a, const struct agent_remote_opts *o, char *er
 int agent_local(struct agent_conn *a, const char *state_dir, char *err, size_t errlen)
 {
 	static char exe[4096];
-	char *argv[8];
+	char *argv[10];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int argc = 0;
 
@@ -179,6 +181,7 @@ int agent_local(struct agent_conn *a, const char *state_dir, char *err, size_t e
 	argv[argc++] = exe;
 	argv[argc++] = "agent";
 	argv[argc++] = "--stdio";
+	argv[argc++] = "-q";
 	if (state_dir) {
 		argv[argc++] = "--state-dir";
 		argv[argc++] = (char *)state_dir;

@@ -45,6 +45,7 @@ struct agent_remote_opts {
 	char ssh[1024];            /* the ssh command (split into words) */
 	char agent_cmd[1024];      /* what ssh runs there */
 	char host[256];            /* the host part of remote, for the data path's default */
+	bool quiet;                /* the command's -q: the agent it starts through ssh gets -q too */
 };
 
 /* agent_remote_defaults - no --remote; ssh and the agent command at their defaults. */
@@ -147,5 +148,6 @@ int agent_sample(struct agent_conn *a, struct evidence *ev, char *err, size_t er
  * state_dir NULL: the default.
  */
 int agent_local(struct agent_conn *a, const char *state_dir, char *err, size_t errlen);
+/* The local agent says only what goes wrong (-q): its end's lines would read like the remote's. */
 
 #endif

@@ -28,8 +28,8 @@ static const struct opt_spec net_specs[] = {
 	  .help = "run against the server on HOST" },
 	{ .name = "bind", .kind = OPT_HOST, .role = OPT_ROLE_SERVER, OPT_FIELD(struct tool_net, bind_host),
 	  .arg = "ADDR", .help = "server: the address to listen on (default: all)" },
-	{ .name = "port", .kind = OPT_INT, OPT_FIELD(struct tool_net, port), .lo = 1, .hi = 65535, .arg = "N",
-	  .help = "TCP and UDP port", .dflt = OPT_DFLT_FIELD },
+	{ .name = "port", .kind = OPT_INT, OPT_FIELD(struct tool_net, port), .lo = 0, .hi = 65535, .arg = "N",
+	  .help = "TCP and UDP port (server: 0 takes any free one and says which)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "tcp", .kind = OPT_FLAG, .role = OPT_ROLE_CLIENT, OPT_FIELD(struct tool_net, tcp),
 	  .help = "client: TCP flows", .role_why = "the server always serves UDP and TCP" },
 	{ .name = "udp", .kind = OPT_FLAG, .role = OPT_ROLE_CLIENT, OPT_FIELD(struct tool_net, udp),
@@ -56,6 +56,8 @@ static int net_check(void *base, const struct opt_seen *seen, char *err, size_t 
 		return r;
 	if (n->tcp && n->udp)
 		return tool_fail(err, errlen, "--tcp and --udp are exclusive: pick one");
+	if (client && !n->port)
+		return tool_fail(err, errlen, "--port 0: must be between 1 and 65535 (the server's port)");
 	/* the kernel would refuse it on the first socket: say so before any work */
 	if (n->priority >= 7 && !bp_have_cap(CAP_NET_ADMIN_BIT))
 		return tool_fail(err, errlen, "--priority %d: 7 and above need CAP_NET_ADMIN (run it as root)",

@@ -236,10 +236,13 @@ static const struct opt_table cmp_table = OPT_TABLE(cmp_specs, cmp_check);
 
 static const struct opt_cmd cmp_cmd = {
 	.name = "compare",
-	.usage = "usage: busypoll compare [options]\n\n"
+	.usage = "usage: busypoll compare [options]\n"
+		 "       busypoll compare --remote [user@]HOST [options]\n"
+		 "       busypoll compare --remote HOST:PORT --key-file FILE [options]\n\n"
 		 "Runs busypoll rr in every wait mode this machine supports, side by side, on a\n"
 		 "temporary veth test bed (as root; removed on exit) where busy polling really\n"
-		 "engages.\n\n",
+		 "engages; with --remote, between this host (the client) and HOST, whose agent\n"
+		 "runs the server side and reports and restores its NIC's settings.\n\n",
 	.epilog = "\nExit status: 0 done, 1 a cell failed or the test bed could not be built, 2 bad\n"
 		  "input, 130 interrupted (the cells so far are printed).\n",
 };
@@ -249,6 +252,8 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 	const struct opt_layer layers[] = {
 		{ &tool_common_table, &o->common },
 		{ &cmp_table, o },
+		{ &agent_remote_table, &o->remote },
+		{ &cmp_remote_table, o },
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -266,7 +271,8 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 	o->server_cpus[0] = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 	o->nserver_cpus = 1;
 	o->format = TOOL_FORMAT_TABLE;
-	return opt_parse(&cmp_cmd, layers, 2, argc, argv, NULL, err, errlen);
+	agent_remote_defaults(&o->remote);
+	return opt_parse(&cmp_cmd, layers, 4, argc, argv, NULL, err, errlen);
 }
 
 /* ---- medians over runs ---- */
@@ -444,45 +450,58 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, b
 	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", server ? o->server_modes[mi] : o->client_modes[mi]);
 }
 
-static void progress(const struct cmp_opts *o, int done, int total, const char *label, int flows, int run)
+static void progress(const struct cmp_report *r, int done, int total, const char *label, int flows, int run)
 {
+	const struct cmp_opts *o = &r->opts;
 	double per_cell = o->duration_s + o->warmup_s + 0.3;
 	double left = per_cell * (double)(total - done);
 
 	if (o->quiet)
 		return;
 	fprintf(stderr, "busypoll compare: [%2d/%d] %-36s flows %-4d", done + 1, total, label, flows);
+	if (r->ncoal > 1)
+		fprintf(stderr, " coalescing %s", r->coal_label[r->coal_now]);
 	if (o->runs > 1)
 		fprintf(stderr, " run %d/%d", run + 1, o->runs);
 	fprintf(stderr, "  about %.0f s left\n", left);
 }
 
-static int run_matrix(struct cmp_report *r, struct bed *b)
+/* served - the NAPI ids a run's flows were served by, on each end, kept for the header. */
+static void served(struct cmp_report *r, const struct rr_result *res)
+{
+	const struct evidence *ev[2] = { &res->client, &res->server };
+
+	for (int e = 0; e < 2; e++)
+		for (uint32_t i = 0; i < ev[e]->n_napi_ids; i++) {
+			struct cmp_end *end = &r->ends[e];
+			bool have = false;
+
+			for (int k = 0; k < end->nserved; k++)
+				have |= end->served[k] == ev[e]->napi_ids[i];
+			if (!have && end->nserved < EV_MAX_NAPI)
+				end->served[end->nserved++] = ev[e]->napi_ids[i];
+		}
+}
+
+int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)
 {
 	const struct cmp_opts *o = &r->opts;
-	int total = o->nmodes * o->nflows * o->runs, done = 0;
+	int total = o->nmodes * o->nflows * o->runs * r->ncoal, done = o->nmodes * o->nflows * o->runs * r->coal_now;
 	struct rr_result *runs = calloc((size_t)o->runs, sizeof(*runs));
 
 	if (!runs)
 		return -ENOMEM;
 	for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
-		struct rr_opts so;
-		struct rr_server *srv;
-		char err[512];
-		int ret;
+		char host[TOOL_HOST_LEN], err[512];
+		uint16_t port = 0;
+		int ret = side->start(side->ctx, mi, host, sizeof(host), &port, err, sizeof(err));
 
-		cell_rr_opts(o, &so, mi, true);
-		so.port = b->up ? CMP_PORT : 0;
-		snprintf(so.host, sizeof(so.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
-		if (bed_enter(b, 1))
-			return -errno;
-		ret = rr_server_start(&so, &srv, err, sizeof(err));
-		bed_leave(b);
 		for (int fi = 0; fi < o->nflows && !*stop_requested; fi++) {
 			struct cmp_cell *cell = &r->cells[r->ncells++];
 			int n = 0;
 
 			cell->mode_idx = mi;
+			cell->coal_idx = r->coal_now;
 			cell->flows = o->flows[fi];
 			if (ret) {
 				cell->failed = true;
@@ -492,22 +511,26 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 			}
 			for (int run = 0; run < o->runs && !*stop_requested; run++) {
 				struct rr_opts co;
+				int rc;
 
-				progress(o, done++, total, o->labels[mi], cell->flows, run);
+				progress(r, done++, total, o->labels[mi], cell->flows, run);
 				cell_rr_opts(o, &co, mi, false);
 				co.flows = cell->flows;
-				co.port = rr_server_port(srv);
-				snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
-				bed_enter(b, 0);
-				if (rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err))) {
+				co.port = port;
+				snprintf(co.host, sizeof(co.host), "%s", host);
+				if (side->client_enter)
+					side->client_enter(side->ctx);
+				rc = rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err));
+				if (side->client_leave)
+					side->client_leave(side->ctx);
+				if (rc) {
 					cell->failed = true;
 					snprintf(cell->error, sizeof(cell->error), "%s", err);
-					bed_leave(b);
 					break;
 				}
-				bed_leave(b);
 				if (runs[n].interrupted)
 					break;
+				served(r, &runs[n]);
 				n++;
 			}
 			if (n) {
@@ -523,14 +546,77 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 			}
 		}
 		if (!ret)
-			rr_server_stop(srv);
-		/* epoll:suspend sets per-NAPI timeouts; the next mode starts from the original. */
-		bed_napi(b, r, true);
+			side->stop(side->ctx, mi);
 	}
 	free(runs);
 	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
+}
+
+/* ---- the test bed's side: both ends here, the server in the bed's second namespace ---- */
+
+struct bed_side {
+	struct cmp_report *r;
+	struct bed *b;
+	struct rr_server *srv;
+};
+
+static int bed_start(void *ctx, int mi, char *host, size_t hostlen, uint16_t *port, char *err, size_t errlen)
+{
+	struct bed_side *bs = ctx;
+	struct bed *b = bs->b;
+	struct rr_opts so;
+	int ret;
+
+	cell_rr_opts(&bs->r->opts, &so, mi, true);
+	so.port = b->up ? CMP_PORT : 0;
+	snprintf(so.host, sizeof(so.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
+	if (bed_enter(b, 1)) {
+		snprintf(err, errlen, "cannot enter the test bed: %s", strerror(errno));
+		return -errno;
+	}
+	ret = rr_server_start(&so, &bs->srv, err, errlen);
+	bed_leave(b);
+	if (!ret) {
+		snprintf(host, hostlen, "%s", so.host);
+		*port = rr_server_port(bs->srv);
+	}
+	return ret;
+}
+
+static void bed_stop(void *ctx, int mi)
+{
+	struct bed_side *bs = ctx;
+
+	rr_server_stop(bs->srv);
+	bs->srv = NULL;
+	/* epoll:suspend sets per-NAPI timeouts; the next mode starts from the original. */
+	bed_napi(bs->b, bs->r, true);
+}
+
+static int bed_client_enter(void *ctx)
+{
+	struct bed_side *bs = ctx;
+
+	return bed_enter(bs->b, 0);
+}
+
+static void bed_client_leave(void *ctx)
+{
+	struct bed_side *bs = ctx;
+
+	bed_leave(bs->b);
+}
+
+static int run_matrix(struct cmp_report *r, struct bed *b)
+{
+	struct bed_side bs = { .r = r, .b = b };
+	const struct cmp_side side = { .start = bed_start, .stop = bed_stop, .client_enter = bed_client_enter,
+				       .client_leave = bed_client_leave, .ctx = &bs };
+
+	r->ncoal = 1;
+	return cmp_run_matrix(r, &side);
 }
 
 /* stale_found - a stale bed removed at the start: said now, and kept for the report. */
@@ -551,7 +637,8 @@ static void baselines(struct cmp_report *r)
 		for (int j = 0; j < r->ncells; j++) {
 			const struct cmp_cell *b = &r->cells[j];
 
-			if (b->mode_idx != 0 || b->flows != c->flows || b->failed || c->failed || !b->tps)
+			if (b->mode_idx != 0 || b->flows != c->flows || b->coal_idx != c->coal_idx || b->failed ||
+			    c->failed || !b->tps)
 				continue;
 			c->have_baseline = true;
 			c->d_tps_pct = (c->tps / b->tps - 1) * 100;
@@ -589,6 +676,16 @@ int cmd_compare(int argc, char **argv)
 	read_sysctl("/proc/sys/net/core/busy_poll", &r->sysctl_busy_poll);
 	read_sysctl("/proc/sys/net/core/busy_read", &r->sysctl_busy_read);
 
+	if (r->opts.remote.remote[0]) {
+		/* two hosts: this one and the agent's; no test bed */
+		ret = cmp_remote_run(r, stop_requested, err, sizeof(err));
+		if (ret) {
+			bp_tool_error("compare", "%s", err);
+			free(r);
+			return BP_EXIT_FAIL;
+		}
+		goto print;
+	}
 	if (geteuid() != 0 && !r->opts.loopback) {
 		r->opts.loopback = true;
 		fprintf(stderr, "busypoll compare: not root, so no veth test bed: running on loopback, which has no "
@@ -630,6 +727,7 @@ int cmd_compare(int argc, char **argv)
 		free(r);
 		return BP_EXIT_FAIL;
 	}
+print:
 	baselines(r);
 	compare_print(stdout, r);
 	if (r->opts.plot[0] && compare_plot(r->opts.plot, r, err, sizeof(err))) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "tools/common/agent_client.h"
 #include "tools/rr/rr.h"
 
 #define CMP_MAX_MODES 32
@@ -18,6 +19,7 @@
 #define CMP_MAX_NAPI 8
 /* Below this many BusyPollRxPackets per transaction, busy polling did not really run. */
 #define CMP_PROOF_MIN 0.01
+#define CMP_MAX_COAL 2        /* coalescing settings side by side (--coalesce-matrix) */
 
 struct cmp_opts {
 	TOOL_COMMON;               /* quiet, format */
@@ -41,11 +43,18 @@ struct cmp_opts {
 	bool loopback;             /* not root (or --loopback): no test bed */
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
+	/* two hosts (remote.c) */
+	struct agent_remote_opts remote; /* --remote: the server side on another host, through its agent */
+	char server_addr[TOOL_HOST_LEN]; /* --server-addr: the data path's address there (default: --remote's host) */
+	char server_ip[64];        /* it, resolved here */
+	char coalesce[256];        /* --coalesce: both ends' coalescing for the run, "" as found */
+	bool coalesce_matrix;      /* --coalesce-matrix: the table at the NIC's setting and at rx-usecs 0 */
 };
 
 /* One (mode pair, flows) cell: medians over its runs. */
 struct cmp_cell {
 	int mode_idx;
+	int coal_idx;              /* which coalescing setting (cmp_report.coal_label) */
 	int flows;
 	int runs;                  /* completed */
 	bool failed;
@@ -71,24 +80,92 @@ struct cmp_napi {
 	uint32_t threaded;
 };
 
+/* One end of a two-host run as its host reports it (remote.c). */
+struct cmp_end {
+	char role[8];              /* "client", "server" */
+	bool valid;
+	char host[64], kernel[128];
+	char addr[64];             /* its end of the data path */
+	char dev[16], driver[32], driver_version[32], bus[32];
+	char channels[96];
+	int coal_err;              /* 0, or why its coalescing cannot be read (-EOPNOTSUPP: veth) */
+	char coal_found[192];      /* as found ("rx-usecs=8,...") */
+	char coal_why[192];        /* the driver's words when it has none */
+	char coal_run[CMP_MAX_COAL][256]; /* per setting: what the run set, or why it could not */
+	bool coal_applied[CMP_MAX_COAL];
+	int busy_poll, busy_read;  /* net.core sysctls, -1 unreadable */
+	struct bp_napi_info napi[CMP_MAX_NAPI]; /* the device's NAPIs, as found */
+	int nnapi;
+	uint32_t served[EV_MAX_NAPI]; /* the NAPIs its flows were served by (evidence) */
+	int nserved;
+};
+
 struct cmp_report {
 	struct cmp_opts opts;
 	struct cmp_cell cells[CMP_MAX_MODES * CMP_MAX_FLOWS];
 	int ncells;
 	bool interrupted;
-	char path[160];            /* "veth test bed bp-x-a <-> bp-x-b" or "loopback" */
+	char path[200];            /* "veth test bed bp-x-a <-> bp-x-b", "loopback", "two hosts: ..." */
 	char kernel[128];
 	int sysctl_busy_poll, sysctl_busy_read;
 	struct cmp_napi napi[CMP_MAX_NAPI];
 	int nnapi;
 	char stale[4][256];        /* test beds left by a compare that is gone, removed at the start */
 	int nstale;
+	struct cmp_end ends[2];    /* client, server: the served NAPIs always; the rest with --remote */
+	int ncoal, coal_now;       /* coalescing settings run (1, or 2 with --coalesce-matrix), and which now */
+	char coal_label[CMP_MAX_COAL][64];
+	bool remote;               /* --remote: two hosts */
+	char agent[320];           /* the agent, where */
+	uint32_t agent_pid;
+	unsigned restored[2];      /* settings each end's agent put back at the end */
 };
+
+/*
+ * The server side of the matrix, whichever it is: the test bed's second namespace
+ * (cmd.c) or the remote host's agent (remote.c).
+ */
+struct cmp_side {
+	/* start mode mi's rr server; where the client reaches it. 0, or -errno with err. */
+	int (*start)(void *ctx, int mi, char *host, size_t hostlen, uint16_t *port, char *err, size_t errlen);
+	/* stop it, the NAPI settings put back as they were before it */
+	void (*stop)(void *ctx, int mi);
+	/* around each client run: into the client's namespace and back (NULL: stay) */
+	int (*client_enter)(void *ctx);
+	void (*client_leave)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * cmp_run_matrix - every mode (its server through side) x flow count x run, the
+ * cells appended for coalescing setting r->coal_now. 0 (interrupted: r->interrupted)
+ * or -ENOMEM; a cell that fails says so in the cell.
+ */
+int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
 
 /* cpu_list - "0,1,2" into buf. */
 const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */
 void compare_print(FILE *out, const struct cmp_report *r);
+/* ---- two hosts (remote.c) ---- */
+/* The --remote options' table layer of compare: --server-addr, --coalesce, --coalesce-matrix. */
+extern const struct opt_table cmp_remote_table;
+/*
+ * cmp_remote_run - the matrix with the server side on the agent's host: both ends
+ * described, coalescing set and restored, every setting's table run. 0, or -errno
+ * with one line in err (the agent unreachable, a setting refused: exit 1).
+ */
+int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* cmp_print_ends - the header lines of both ends (table). */
+void cmp_print_ends(FILE *out, const struct cmp_report *r);
+/* cmp_print_coalesce - the rx-usecs 0 blocks against the NIC's setting, mode by mode (table). */
+void cmp_print_coalesce(FILE *out, const struct cmp_report *r);
+struct emit;
+/* cmp_emit_ends - "ends" and "remote" of the json document. */
+void cmp_emit_ends(struct emit *e, const struct cmp_report *r);
+/* cmp_coal_text - a cell's coalescing setting (json/csv "coalesce"), NULL when it is the only one. */
+const char *cmp_coal_text(const struct cmp_report *r, const struct cmp_cell *c);
+
 /* compare_plot - an SVG: latency percentiles of every mode on one chart per flow count,
  * throughput beside it. Returns 0 or -errno (message in err). */
 int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t errlen);

@@ -32,7 +32,9 @@ static const char *proof_reason(const struct cmp_report *r, const struct cmp_cel
 {
 	const struct bp_mode *cm = &r->opts.client_mode[c->mode_idx], *sm = &r->opts.server_mode[c->mode_idx];
 
-	if (!r->nnapi)
+	if (r->remote && !r->ends[0].nnapi && !r->ends[1].nnapi)
+		return "neither end's device has NAPI instances to poll";
+	if (!r->remote && !r->nnapi)
 		return "loopback has no NAPI to poll";
 	if ((cm->policy == BP_POLICY_SUSPEND && !cm->busy_usecs) || (sm->policy == BP_POLICY_SUSPEND && !sm->busy_usecs))
 		return "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so the "
@@ -65,7 +67,11 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 		     "unless shown\n",
 		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
 		o->runs > 1 ? " (medians; tx/s spread is min..max)" : "");
-	fprintf(out, "  net.core.busy_poll %d, net.core.busy_read %d\n", r->sysctl_busy_poll, r->sysctl_busy_read);
+	if (r->remote)
+		cmp_print_ends(out, r);
+	else
+		fprintf(out, "  net.core.busy_poll %d, net.core.busy_read %d\n", r->sysctl_busy_poll,
+			r->sysctl_busy_read);
 	for (int i = 0; i < r->nnapi; i++) {
 		const struct cmp_napi *n = &r->napi[i];
 
@@ -75,7 +81,7 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 			(unsigned long long)n->gro_flush_timeout_ns, (unsigned long long)n->irq_suspend_timeout_ns,
 			n->threaded);
 	}
-	if (r->nnapi)
+	if (r->nnapi || r->remote)
 		fprintf(out, "  (epoll:suspend sets its own per-NAPI values for its cells; they are restored after)\n");
 	for (int i = 0; i < o->nskipped; i++)
 		fprintf(out, "  not run: %s\n", o->skipped[i]);
@@ -105,6 +111,8 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		char label[300], dt[16], d50[16], d99[16];
 
 		mode_label(r, c, label, sizeof(label));
+		if (r->ncoal > 1 && (i == 0 || r->cells[i - 1].coal_idx != c->coal_idx))
+			fprintf(out, "%scoalescing %s on both ends:\n", i ? "\n" : "", r->coal_label[c->coal_idx]);
 		if (c->failed && !c->runs) {
 			fprintf(out, "%-*s %5d  failed: %s\n", width, label, c->flows, c->error);
 			continue;
@@ -144,6 +152,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				proof_reason(r, c)[0] ? " (" : "", proof_reason(r, c), proof_reason(r, c)[0] ? ")" : "");
 		}
 	}
+	cmp_print_coalesce(out, r);
 	fprintf(out, "\nvs base: change against %s with the same flows (tx/s up is better, latency down is better).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
 		     "busy polling ran.\n",
@@ -159,6 +168,10 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_string(e, "client_mode", cm, 128);
 	em_string(e, "server_mode", sm, 128);
 	em_int(e, "flows", c->flows);
+	if (cmp_coal_text(r, c))
+		em_string(e, "coalesce", cmp_coal_text(r, c), 64);
+	else
+		em_null(e, "coalesce");
 	em_int(e, "runs", c->runs);
 	em_bool(e, "failed", c->failed);
 	em_string(e, "error", c->error, sizeof(c->error));
@@ -239,6 +252,7 @@ static void print_json(FILE *out, const struct cmp_report *r)
 		em_end(&e);
 	}
 	em_array_end(&e);
+	cmp_emit_ends(&e, r);
 	em_array_begin(&e, "stale_beds_removed");
 	for (int i = 0; i < r->nstale; i++) {
 		em_begin(&e, NULL, false);

@@ -35,6 +35,7 @@ void perf_opts_defaults(struct perf_opts *o)
 	o->complete_min = 1;
 	o->complete_max = 0;           /* fio: unset, then raised to complete_min */
 	o->numjobs = 1;
+	agent_remote_defaults(&o->remote);
 	o->runtime_s = 10;
 	o->ramp_s = 0;
 	o->io_timeout_ms = 30000;      /* Linux's nvme_core.io_timeout */
@@ -402,6 +403,9 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");
 	o->spawn = opt_given(seen, "spawn-target") > 0;
+	if (o->remote.remote[0] && !o->spawn)
+		return tool_fail(err, errlen, "--remote %s starts the target there: give its arguments with "
+				 "--spawn-target ARGS (e.g. --spawn-target '--ns ram:1G')", o->remote.remote);
 	if (o->nconfigs && !o->spawn)
 		return tool_fail(err, errlen,
 				 "--target-config needs --spawn-target: perf can only reconfigure a target it starts");
@@ -421,6 +425,7 @@ static const struct opt_table perf_table = OPT_TABLE(perf_specs, perf_check);
 static const struct opt_cmd perf_cmd = {
 	.name = "perf",
 	.usage = "usage: busypoll perf --target ADDR:PORT --nqn NQN [options]\n"
+		 "       busypoll perf --target ADDR:PORT --nqn NQN --remote HOST --spawn-target ARGS\n"
 		 "\n"
 		 "fio for NVMe/TCP on the busypoll engine: a userspace initiator with fio's\n"
 		 "options and meanings (fio's underscored spellings work too), every engine wait\n"
@@ -434,9 +439,10 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_
 {
 	const struct opt_layer layers[] = {
 		{ &tool_common_table, &o->common },
+		{ &agent_remote_table, &o->remote },
 		{ &perf_table, o },
 	};
 
 	perf_opts_defaults(o);
-	return opt_parse(&perf_cmd, layers, 2, argc, argv, NULL, err, errlen);
+	return opt_parse(&perf_cmd, layers, 3, argc, argv, NULL, err, errlen);
 }

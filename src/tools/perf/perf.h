@@ -27,6 +27,7 @@
 
 #include <busypoll/busypoll.h>
 
+#include "tools/common/agent_client.h"
 #include "tools/common/common_opts.h"
 #include "tools/common/evidence.h"
 
@@ -79,6 +80,7 @@ struct perf_opts {
 	char spawn_args[1024];
 	char configs[PERF_MAX_CONFIGS][512];
 	int nconfigs;
+	struct agent_remote_opts remote; /* --remote: --spawn-target starts the target there, through its agent */
 };
 
 /* perf_opts_defaults - fio's defaults: read, bs 4k, iodepth 1, batch 1, complete 1..1, 1 job; 10 s, no ramp. */

@@ -8,6 +8,8 @@
  * group, killed if perf dies, a control session on a socketpair, its stderr kept
  * for the reason it exits early): its HELLO_OK says it listens, a SAMPLE brings
  * its evidence and one record per queue, matched to our queues by peer address.
+ * With --remote the agent there starts it the same way (tools/agent/servers.h),
+ * and the same messages go through the agent.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,7 +27,12 @@
 #define STOP_TIMEOUT_MS 5000
 
 struct perf_spawn {
-	struct spawn child;      /* the target and our end of its control session (tools/common/spawn.h) */
+	bool remote;
+	struct spawn child;      /* here: the target and our end of its control session (tools/common/spawn.h) */
+	struct agent_conn a;     /* --remote: the agent that started it there */
+	struct agent_server srv;
+	struct agent_relay rl;
+	struct ctl_session ctl;  /* --remote: its control session, through the agent */
 };
 
 static bool has_option(char **words, int n, const char *opt)
@@ -73,6 +80,57 @@ int perf_target_argv(const struct perf_opts *o, const char *config, char *buf, s
 	return argc;
 }
 
+/* quote - words as one argument text the agent splits back the same way (spawn_split_args). */
+static int quote(char *const *words, char *out, size_t len)
+{
+	size_t used = 0;
+
+	for (int i = 0; words[i]; i++) {
+		if (used + 4 > len)
+			return -E2BIG;
+		out[used++] = i ? ' ' : '"';
+		if (i)
+			out[used++] = '"';
+		for (const char *p = words[i]; *p; p++) {
+			if (used + 4 > len)
+				return -E2BIG;
+			if (*p == '"' || *p == '\\')
+				out[used++] = '\\';
+			out[used++] = *p;
+		}
+		out[used++] = '"';
+	}
+	out[used] = 0;
+	return 0;
+}
+
+/* start_remote - the agent on --remote starts the target there; its SAMPLEs go through the agent. */
+static int start_remote(const struct perf_opts *o, char *const *argv, struct perf_spawn *sp, char *err, size_t errlen)
+{
+	struct agent_remote_opts ro = o->remote;
+	struct agent_server_req req = { .tool = "target", .priority = -1 };
+	char args[CTL_MAX_TEXT];
+	int ret;
+
+	if (quote(argv + 1, args, sizeof(args))) {
+		snprintf(err, errlen, "--spawn-target and --target-config: more than %d characters for the agent",
+			 CTL_MAX_TEXT - 1);
+		return -EINVAL;
+	}
+	req.args = args;
+	ro.quiet = o->quiet;
+	sp->remote = true;
+	if ((ret = agent_open(&sp->a, &ro, err, errlen)))
+		return ret;
+	if ((ret = agent_server_start(&sp->a, &req, &sp->srv, err, errlen))) {
+		agent_close(&sp->a, NULL, NULL, 0);
+		return ret;
+	}
+	agent_server_session(&sp->a, sp->srv.id, &sp->rl, &sp->ctl);
+	sp->ctl.timeout_ms = SAMPLE_TIMEOUT_MS;
+	return 0;
+}
+
 int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **spp, char *err,
 		     size_t errlen)
 {
@@ -91,6 +149,14 @@ int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_
 	ret = perf_target_argv(o, config, buf, buflen, argv, (int)(sizeof(argv) / sizeof(argv[0])), err, errlen);
 	if (ret < 0)
 		goto out;
+	if (o->remote.remote[0]) {
+		ret = start_remote(o, argv, sp, err, errlen);
+		if (ret)
+			goto out;
+		*spp = sp;
+		sp = NULL;
+		goto out;
+	}
 	ret = spawn_start(&sp->child, argv, "target", "perf", START_TIMEOUT_MS, m, err, errlen);
 	if (ret)
 		goto out;
@@ -173,6 +239,8 @@ int perf_target_sample(struct ctl_session *ctl, char peers[][64], size_t npeers,
 int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, struct perf_target_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	if (sp->remote)
+		return perf_target_sample(&sp->ctl, peers, npeers, st);
 	if (!spawn_alive(&sp->child))
 		return -ECHILD;
 	return perf_target_sample(&sp->child.ctl, peers, npeers, st);
@@ -180,8 +248,17 @@ int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, st
 
 void perf_spawn_stop(struct perf_spawn *sp)
 {
+	char err[512];
+
 	if (!sp)
 		return;
-	spawn_stop(&sp->child, STOP_TIMEOUT_MS);
+	if (sp->remote) {
+		if (agent_server_stop(&sp->a, &sp->srv, err, sizeof(err)))
+			fprintf(stderr, "busypoll perf: %s\n", err);
+		if (agent_close(&sp->a, NULL, err, sizeof(err)))
+			fprintf(stderr, "busypoll perf: %s\n", err);
+	} else {
+		spawn_stop(&sp->child, STOP_TIMEOUT_MS);
+	}
 	free(sp);
 }

@@ -6,6 +6,7 @@
  * overlaps a measured round trip.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +18,7 @@ static int call(struct ctl_session *ctl, struct ctl_msg *m, uint16_t want, char 
 	return ctl_call(ctl, &m[0], want, &m[1], err, errlen);
 }
 
-int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
-		struct pp_server_info *info, char *err, size_t errlen)
+int pp_ctl_hello(struct ctl_session *ctl, struct pp_server_info *info, char *err, size_t errlen)
 {
 	struct ctl_msg *m = malloc(2 * sizeof(*m));
 	int64_t cpu = -1;
@@ -28,12 +28,6 @@ int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t 
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	}
-	ret = ctl_session_open(ctl, addr, addrlen, timeout_ms, "is `busypoll pingpong --server` running there?", err,
-			       errlen);
-	if (ret) {
-		free(m);
-		return ret;
 	}
 	ctl_msg_init(&m[0], CTL_HELLO);
 	ctl_put_text(&m[0], CTL_T_TOOL, "pingpong");
@@ -47,10 +41,22 @@ int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t 
 		ctl_get_u64(&m[1], CTL_T_PP_DELAY_US, &delay);
 		info->cpu = cpu >= -1 && cpu < 65536 ? (int)cpu : -1;
 		info->delay_us = delay <= UINT32_MAX ? (uint32_t)delay : 0;
-	} else {
-		ctl_session_close(ctl);
 	}
 	free(m);
+	return ret;
+}
+
+int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
+		struct pp_server_info *info, char *err, size_t errlen)
+{
+	int ret = ctl_session_open(ctl, addr, addrlen, timeout_ms, "is `busypoll pingpong --server` running there?",
+				   err, errlen);
+
+	if (ret)
+		return ret;
+	ret = pp_ctl_hello(ctl, info, err, errlen);
+	if (ret)
+		ctl_session_close(ctl);
 	return ret;
 }
 

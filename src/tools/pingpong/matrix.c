@@ -4,15 +4,20 @@
  *
  * --matrix is the reference table in one command: no busy polling, client only,
  * both ends. The server's mode is switched per row over the control session
- * (SET_MODE: the server restarts its data loop in that mode), because between two
- * machines the client cannot start the server itself. The rows use the same
- * backend and ring setup, so the only difference between them is busy polling.
+ * (SET_MODE: the server restarts its data loop in that mode). A server on another
+ * host takes that only from its agent: with --remote the agent starts the server
+ * there and the control session goes through it (tools/common/agent_client.h);
+ * without, the server must be on this host. The rows use the same backend and
+ * ring setup, so the only difference between them is busy polling.
  *
  * Every run is bracketed by RUN_START/RUN_STOP, so the server's counters cover the
  * same round trips as the client's (warm-up included). Control traffic only ever
  * happens between runs.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -126,6 +131,57 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ct
 	return 0;
 }
 
+/* A server started on another host by its agent (--remote). */
+struct remote_state {
+	struct agent_conn a;
+	struct agent_server srv;
+	struct agent_relay rl;
+	bool started;
+};
+
+/*
+ * remote_server - the agent on --remote starts the server (its own mode, CPU,
+ * port) and the control session goes to it through the agent; t gets its port.
+ */
+static int remote_server(const struct pp_opts *o, struct pp_target *t, struct remote_state *rs, struct ctl_session *ctl,
+			 struct pp_server_info *info, struct pp_result *res, char *err, size_t errlen)
+{
+	struct agent_remote_opts ro = o->remote;
+	struct agent_server_req req = {
+		.tool = "pingpong", .mode = o->server_mode_text, .port = o->port_given ? o->port : 0,
+		.cpus = &o->server_cpu, .ncpus = o->server_cpu >= 0, .priority = o->priority,
+	};
+	int ret;
+
+	ro.quiet = o->quiet;
+	if ((ret = agent_open(&rs->a, &ro, err, errlen)))
+		return ret;
+	if ((ret = agent_server_start(&rs->a, &req, &rs->srv, err, errlen)))
+		return ret;
+	rs->started = true;
+	snprintf(res->agent, sizeof(res->agent), "%s", rs->a.where);
+	res->server_pid = rs->srv.pid;
+	if (t->addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&t->addr)->sin6_port = htons(rs->srv.port);
+	else
+		((struct sockaddr_in *)&t->addr)->sin_port = htons(rs->srv.port);
+	bp_format_addr((struct sockaddr *)&t->addr, t->text, sizeof(t->text));
+	snprintf(res->server_addr, sizeof(res->server_addr), "%s", t->text);
+	agent_server_session(&rs->a, rs->srv.id, &rs->rl, ctl);
+	return pp_ctl_hello(ctl, info, err, errlen);
+}
+
+/* remote_end - the server stopped and the agent told the session is over (what it changed, back). */
+static void remote_end(struct remote_state *rs, int ret, char *err, size_t errlen)
+{
+	char e2[512];
+
+	if (rs->started && agent_server_stop(&rs->a, &rs->srv, e2, sizeof(e2)) && !ret)
+		fprintf(stderr, "busypoll pingpong: %s\n", e2);
+	if (agent_close(&rs->a, NULL, e2, sizeof(e2)) && !ret)
+		fprintf(stderr, "busypoll pingpong: %s\n", e2);
+}
+
 bool pp_measured(const struct pp_result *res)
 {
 	for (int i = 0; i < res->nrows; i++)
@@ -141,6 +197,7 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 	static const char *const labels[PP_MAX_ROWS] = { "no busy polling", "client only", "both ends" };
 	struct pp_target t;
 	struct ctl_session ctl = { .fd = -1 };
+	struct remote_state rs = { .a = { .r = { .rfd = -1, .wfd = -1 } } };
 	struct pp_server_info info;
 	struct bp_hist *hist = NULL;
 	struct utsname un;
@@ -187,7 +244,10 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 
 	/* A mode switch restarts a loop thread and a SET_MODE waits for it: allow for that. */
 	timeout_ms = (int)(o->timeout_s * 1000) + 5000;
-	ret = pp_ctl_open(&ctl, (struct sockaddr *)&t.addr, t.addrlen, timeout_ms, &info, err, errlen);
+	if (o->remote.remote[0])
+		ret = remote_server(o, &t, &rs, &ctl, &info, res, err, errlen);
+	else
+		ret = pp_ctl_open(&ctl, (struct sockaddr *)&t.addr, t.addrlen, timeout_ms, &info, err, errlen);
 	if (ret)
 		goto out;
 	snprintf(res->server_mode, sizeof(res->server_mode), "%s", info.mode);
@@ -211,6 +271,8 @@ out:
 	if (ret && pp_measured(res))
 		snprintf(res->failed, sizeof(res->failed), "%s", err);
 	ctl_session_close(&ctl);
+	if (o->remote.remote[0])
+		remote_end(&rs, ret, err, errlen);
 	free(hist);
 	return ret;
 }

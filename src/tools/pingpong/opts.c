@@ -27,6 +27,8 @@ void pp_opts_defaults(struct pp_opts *o)
 	o->timeout_s = PP_DEFAULT_TIMEOUT_S;
 	o->format = TOOL_FORMAT_TABLE;
 	o->control_fd = -1;
+	o->server_cpu = -1;
+	agent_remote_defaults(&o->remote);
 }
 
 /* --size: out of range says what the range is for (the header). */
@@ -75,13 +77,19 @@ static const struct opt_spec pp_specs[] = {
 	{ .name = "matrix", .kind = OPT_FLAG, .role = OPT_ROLE_CLIENT, PP_FIELD(matrix),
 	  .help = "client: three rows: no busy polling, client only, both ends,\nfor --mode (default "
 		  PP_DEFAULT_MATRIX_MODE ") against the same\nbackend's :block; the server is switched per row "
-		  "over\nthe control connection" },
+		  "over\nthe control connection (on another host: through its\nagent, --remote)" },
 	{ .name = "breakdown", .kind = OPT_FLAG, .role = OPT_ROLE_CLIENT, PP_FIELD(breakdown),
 	  .help = "client: split each round trip into client send path, server\nrx wake-up, server processing, "
 		  "server send path, client\nrx wake-up and the remainder (software timestamps)" },
 	{ .name = "timeout", .kind = OPT_SECONDS, .role = OPT_ROLE_CLIENT, PP_FIELD(timeout_s),
 	  .max_s = PP_MAX_TIMEOUT_S, .arg = "S", .help = "client: fail a run after S seconds without a reply",
 	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "server-cpus", .kind = OPT_CPUS, .role = OPT_ROLE_CLIENT,
+	  OPT_CPUS_FIELD(struct pp_opts, server_cpus, nserver_cpus), .arg = "CPU",
+	  .help = "client --remote: the server's CPU there (one)" },
+	{ .name = "server-mode", .kind = OPT_MODE, .role = OPT_ROLE_CLIENT,
+	  OPT_MODE_FIELD(struct pp_opts, server_mode, server_mode_text), .arg = "MODE",
+	  .help = "client --remote: the server's own mode there (default: --mode)" },
 	/* how the two-host agent talks to a pingpong server it starts (tools/common/spawn.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER, PP_FIELD(control_fd),
 	  .lo = 3, .hi = 65535 },
@@ -98,6 +106,20 @@ static int pp_check(void *base, const struct opt_seen *seen, char *err, size_t e
 				 opt_text(seen, "cpus"));
 	o->cpu = o->ncpus ? o->cpus[0] : -1;
 	o->udp = !o->tcp;
+	if (!o->remote.remote[0] && (opt_given(seen, "server-cpus") || opt_given(seen, "server-mode")))
+		return tool_fail(err, errlen, "--%s goes with --remote HOST (the server started there)",
+				 opt_given(seen, "server-cpus") ? "server-cpus" : "server-mode");
+	if (o->nserver_cpus > 1)
+		return tool_fail(err, errlen, "--server-cpus %s: one CPU (the server runs one loop thread)",
+				 opt_text(seen, "server-cpus"));
+	o->server_cpu = o->nserver_cpus ? o->server_cpus[0] : -1;
+	o->port_given = opt_given(seen, "port") > 0;
+	if (o->remote.remote[0] && o->server)
+		return tool_fail(err, errlen, "--remote starts the server on another host: it goes with --client");
+	if (!opt_given(seen, "server-mode")) {
+		o->server_mode = o->mode;
+		snprintf(o->server_mode_text, sizeof(o->server_mode_text), "%s", o->mode_text);
+	}
 	if (o->matrix) {
 		/* The busy-poll mode the rows compare; the baseline is its backend's :block. */
 		if (!mode_arg) {
@@ -121,6 +143,7 @@ static const struct opt_cmd pp_cmd = {
 	.name = "pingpong",
 	.usage = "usage: busypoll pingpong --server [options]\n"
 		 "       busypoll pingpong --client HOST [options]\n"
+		 "       busypoll pingpong --client HOST --remote [user@]HOST [options]\n"
 		 "\n"
 		 "Round trips with a timestamped payload: the client sends a request carrying\n"
 		 "its send time, the server answers with the same bytes, the client takes the\n"
@@ -136,9 +159,10 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 	const struct opt_layer layers[] = {
 		{ &tool_common_table, &o->common },
 		{ &tool_net_table, &o->net },
+		{ &agent_remote_table, &o->remote },
 		{ &pp_table, o },
 	};
 
 	pp_opts_defaults(o);
-	return opt_parse(&pp_cmd, layers, 3, argc, argv, NULL, err, errlen);
+	return opt_parse(&pp_cmd, layers, 4, argc, argv, NULL, err, errlen);
 }

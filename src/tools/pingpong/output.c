@@ -147,6 +147,13 @@ static void print_json(FILE *out, const struct pp_result *res)
 	else
 		em_null(&e, "cpu");
 	em_u64(&e, "delay_us", res->server_delay_us);
+	if (res->agent[0]) {
+		em_string(&e, "agent", res->agent, sizeof(res->agent));
+		em_u64(&e, "pid", res->server_pid);
+	} else {
+		em_null(&e, "agent");
+		em_null(&e, "pid");
+	}
 	em_end(&e);
 	em_string(&e, "kernel", res->kernel, sizeof(res->kernel));
 	em_bool(&e, "interrupted", res->interrupted);
@@ -270,6 +277,8 @@ static void print_header(FILE *out, const struct pp_result *res)
 	fprintf(out, ", own mode %s", clean(text, sizeof(text), res->server_mode, sizeof(res->server_mode)));
 	if (res->server_delay_us)
 		fprintf(out, ", adds %" PRIu32 " us before each reply", res->server_delay_us);
+	if (res->agent[0])
+		fprintf(out, ", started by %s (pid %" PRIu32 ")", res->agent, res->server_pid);
 	fprintf(out, "\n  kernel   %s\n", clean(text, sizeof(text), res->kernel, sizeof(res->kernel)));
 	if (o->cpu < 0 || res->server_cpu < 0)
 		fputs("  note     pin both ends to different CPUs (--cpus): unpinned figures flip between modes\n",

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include <busypoll/busypoll.h>
+#include "tools/common/agent_client.h"
 #include "tools/common/common_opts.h"
 #include "tools/common/control.h"
 #include "tools/common/evidence.h"
@@ -103,6 +104,13 @@ struct pp_opts {
 	double timeout_s;         /* client: a run fails after this long without a reply */
 	int control_fd;           /* server: --control-fd, the session of the process that started it (the
 				   * agent: it may switch the mode), -1 none */
+	/* client --remote: the server started on another host through its agent */
+	struct agent_remote_opts remote;
+	int server_cpu;           /* --server-cpus: its CPU there, -1 not pinned */
+	int server_cpus[TOOL_MAX_CPUS], nserver_cpus;
+	struct bp_mode server_mode; /* --server-mode: its own mode (default --mode) */
+	char server_mode_text[PP_MODE_LEN];
+	bool port_given;          /* --port: the server there takes it (else any free port) */
 };
 
 /* pp_opts_defaults - UDP, 64 B, 10 runs x 10000 after 1000, epoll:block, port 12868. */
@@ -262,6 +270,8 @@ struct pp_server_info {
 /* pp_ctl_open - connect and HELLO; *info from the reply. */
 int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
 		struct pp_server_info *info, char *err, size_t errlen);
+/* pp_ctl_hello - HELLO on a session already open (the agent's relay to the server it started). */
+int pp_ctl_hello(struct ctl_session *ctl, struct pp_server_info *info, char *err, size_t errlen);
 /* pp_ctl_set_mode - run the server's data loop in mode ("" = its own), timestamps on or off; now: the mode it runs. */
 int pp_ctl_set_mode(struct ctl_session *ctl, const char *mode, bool timestamps, char now[PP_MODE_LEN], char *err,
 		    size_t errlen);
@@ -314,6 +324,8 @@ struct pp_result {
 	char kernel[128];
 	bool interrupted;
 	char failed[256];         /* why the measurement failed ("" it did not): the finished runs are kept */
+	char agent[320];          /* --remote: the agent that started the server, "" none */
+	uint32_t server_pid;      /* --remote: the server's pid there */
 };
 
 /* pp_measured - did any run finish (something to print, even from a failed measurement)? */
