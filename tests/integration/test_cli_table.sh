@@ -153,6 +153,12 @@ pingpong|$pp_c|--warmup-count|0
 pingpong|$pp_c|--matrix|
 pingpong|$pp_c|--breakdown|
 pingpong|$pp_c|--timeout|1
+pingpong|$pp_c|--remote|h
+pingpong|$pp_c --remote h|--key-file|k
+pingpong|$pp_c --remote h|--ssh|ssh
+pingpong|$pp_c --remote h|--agent-cmd|x
+pingpong|$pp_c --remote h|--server-cpus|0
+pingpong|$pp_c --remote h|--server-mode|epoll:block
 perf|$perf_b|--quiet|
 perf|$perf_b|--format|json
 perf|perf --nqn nqn.2024-01.io.busypoll:clitable|--target|127.0.0.1:1
@@ -182,6 +188,10 @@ perf|$perf_b|--interval|0
 perf|$perf_b|--sweep|numjobs=1..2
 perf|$perf_b|--spawn-target|--ns ram:1M
 perf|$perf_b|--target-config|R
+perf|$perf_b|--remote|h
+perf|$perf_b --remote h|--key-file|k
+perf|$perf_b --remote h|--ssh|ssh
+perf|$perf_b --remote h|--agent-cmd|x
 target|$tgt_b|--quiet|
 target|$tgt_b|--format|json
 target|target --ns ram:1M|--listen|127.0.0.1:0
@@ -216,6 +226,13 @@ compare|compare|--client-cpus|0
 compare|compare|--server-cpus|1
 compare|compare|--loopback|
 compare|compare|--plot|x.svg
+compare|compare|--remote|h
+compare|compare --remote h|--key-file|k
+compare|compare --remote h|--ssh|ssh
+compare|compare --remote h|--agent-cmd|x
+compare|compare --remote h|--server-addr|127.0.0.1
+compare|compare --remote h|--coalesce|rx-usecs=0
+compare|compare --remote h|--coalesce-matrix|
 modes|modes|--quiet|
 modes|modes|--format|json
 modes|modes|--check|epoll:block
@@ -410,6 +427,33 @@ refused "--listen" target --ns ram:1M --listen ::1:4490
 refused "--listen" target --ns ram:1M --listen 127.0.0.1:99999
 refused "--listen" target --ns ram:1M --listen "[::1]x"
 refused "--listen" target --ns ram:1M --listen no.such.host.invalid:4420
+
+# ---------------------------------------------------------------------------
+# The remote host (--remote, the agent there): options that go together, a host
+# that does not resolve, a key file that cannot be used. Nothing is reached.
+# ---------------------------------------------------------------------------
+printf '%064d\n' 0 >"$tmp/open.key" && chmod 644 "$tmp/open.key"
+refused "--key-file goes with --remote HOST" compare --key-file k
+refused "--ssh goes with --remote HOST" compare --ssh ssh
+refused "--server-addr goes with --remote HOST" compare --server-addr 127.0.0.1
+refused "--coalesce goes with --remote HOST" compare --coalesce rx-usecs=0
+refused "--coalesce-matrix goes with --remote HOST" compare --coalesce-matrix
+refused "--coalesce rx-usec=0: unknown coalescing key 'rx-usec'" compare --remote 127.0.0.1 --coalesce rx-usec=0
+refused "--coalesce and --coalesce-matrix exclude each other" compare --remote 127.0.0.1 --coalesce rx-usecs=0 --coalesce-matrix
+refused "--loopback and --remote exclude each other" compare --remote 127.0.0.1 --loopback
+refused "--remote no.such.host.invalid: no.such.host.invalid does not resolve here" compare --remote no.such.host.invalid
+refused "--server-addr no.such.host.invalid: does not resolve here" compare --remote 127.0.0.1 --server-addr no.such.host.invalid
+refused "--remote 127.0.0.1: a standing agent is HOST:PORT" compare --remote 127.0.0.1 --key-file "$tmp/open.key"
+refused "is open to group or others (mode 0644)" compare --remote 127.0.0.1:7100 --key-file "$tmp/open.key"
+refused "cannot open key file" compare --remote 127.0.0.1:7100 --key-file "$tmp/no.key"
+refused "--key-file reaches a standing agent over TCP: --ssh is for ssh" compare --remote 127.0.0.1:7100 --key-file k --ssh ssh
+refused "--remote user@: no host after the '@'" compare --remote user@
+refused "--server-cpus goes with --remote HOST" pingpong --client 127.0.0.1 --server-cpus 0
+refused "--server-mode goes with --remote HOST" pingpong --client 127.0.0.1 --server-mode epoll:block
+refused "--server-cpus 0,1: one CPU" pingpong --client 127.0.0.1 --remote h --server-cpus 0,1
+refused "--remote starts the server on another host: it goes with --client" pingpong --server --remote h
+refused "--remote h starts the target there: give its arguments with --spawn-target" $perf_b --remote h
+refused "--port 0: must be between 1 and 65535" pingpong --client 127.0.0.1 --port 0
 
 echo "$cases cases"
 if [ "$fails" -gt 0 ]; then

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll pingpong --matrix over the veth test bed (root): BusyPollRxPackets
- * (bp_kstats_read in each namespace) rises only on the sides that busy poll:
- * on neither with no busy polling, on the client only with the client only, on
- * both with both ends; the server switches modes over the control session. The
+ * busypoll pingpong --matrix over the veth test bed (root), the bed's two
+ * namespaces as two hosts: BusyPollRxPackets (bp_kstats_read in each namespace)
+ * rises only on the sides that busy poll: on neither with no busy polling, on the
+ * client only with the client only, on both with both ends. The server is started
+ * on host b by its agent (--remote, `ip netns exec` as the way in) and switches
+ * modes on the agent's word; a server that a client on host a reaches directly
+ * refuses to switch (EPERM, pointing at --remote) and nothing is measured. The
  * kernel's own evidence, never timings. Not root: skipped with the reason.
  * Usage: integ_test_pingpong_veth [--mode MODE]   (a busy-poll mode)
  */
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tools/bed/testbed.h"
 
+#include "bpt_agent.h"
 #include "bpt_testbed.h"
 #include "bptest.h"
 #include "tools/pingpong/pingpong.h"
@@ -29,13 +34,14 @@ static void kstats_in(int side, struct bp_kstats *k)
 	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
 }
 
-static void matrix(const char *mode, bool tcp)
+static char state[64];
+
+/* direct - a server in b reached straight from a: --matrix is refused its first mode switch. */
+static void direct(const char *mode)
 {
 	struct pp_result *res = calloc(1, sizeof(*res));
-	struct bp_kstats a0, a1, b0, b1;
 	struct pp_opts so, co;
 	struct pp_server *s;
-	uint64_t client_sum = 0, server_sum = 0;
 	char err[512];
 	int home, ret;
 
@@ -44,11 +50,49 @@ static void matrix(const char *mode, bool tcp)
 	so.server = true;
 	so.quiet = true;
 	so.port = 0;
-	so.cpu = 1;
 	snprintf(so.host, sizeof(so.host), "%s", tb.addr[1]);
 	co = so;
 	co.server = false;
+	co.matrix = true;
+	co.n = 10;
+	co.runs = 1;
+	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
+	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
+	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
+	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
+	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
+	co.port = pp_server_port(s);
+	ret = pp_measure(&co, NULL, res, err, sizeof(err));
+	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
+	pp_server_stop(s);
+	BPT_CHECK(ret == -EPERM && strstr(err, "needs the agent there: run the client with --remote HOST"),
+		  "a mode switch from another host: %d %s", ret, err);
+	BPT_CHECK(!pp_measured(res), "something was measured");
+	printf("ok   a server on another host refuses a mode switch from a client there: %s\n", err);
+	pp_result_free(res);
+	free(res);
+}
+
+static void matrix(const char *mode, bool tcp)
+{
+	struct pp_result *res = calloc(1, sizeof(*res));
+	struct bp_kstats a0, a1, b0, b1;
+	struct pp_opts co;
+	uint64_t client_sum = 0, server_sum = 0;
+	char err[512];
+	int home, ret;
+
+	BPT_CHECK(res, "calloc");
+	pp_opts_defaults(&co);
+	co.quiet = true;
 	co.cpu = 0;
+	co.server_cpu = 1;
+	snprintf(co.host, sizeof(co.host), "%s", tb.addr[1]);
+	/* host b's agent, through `ip netns exec` as ssh would run it there */
+	snprintf(co.remote.remote, sizeof(co.remote.remote), "%s", tb.ns[1]);
+	snprintf(co.remote.ssh, sizeof(co.remote.ssh), "ip netns exec");
+	snprintf(co.remote.agent_cmd, sizeof(co.remote.agent_cmd), "%s agent --stdio --state-dir %s", bpt_busypoll(),
+		 state);
 	co.tcp = tcp;
 	co.matrix = true;
 	co.n = 1000;
@@ -56,19 +100,18 @@ static void matrix(const char *mode, bool tcp)
 	co.warmup = 100;
 	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
 	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
+	co.server_mode = co.mode;
+	snprintf(co.server_mode_text, sizeof(co.server_mode_text), "%s", co.mode_text);
 
 	kstats_in(0, &a0);
 	kstats_in(1, &b0);
 	BPT_CHECK(bp_netns_save(&home) == 0, "save: %s", bp_last_error());
-	BPT_CHECK(bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
-	/* its threads (data loop, control) are created here, so they live in b */
-	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
 	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
-	co.port = pp_server_port(s);
 	ret = pp_measure(&co, NULL, res, err, sizeof(err));
 	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
-	pp_server_stop(s);
 	BPT_CHECK(ret == 0, "%s: %s", mode, err);
+	BPT_CHECK(res->agent[0] && res->server_pid > 0 && res->server_cpu == 1, "the agent's server: '%s' pid %u CPU %d",
+		  res->agent, res->server_pid, res->server_cpu);
 	kstats_in(0, &a1);
 	kstats_in(1, &b1);
 
@@ -134,6 +177,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "SKIP: client and server need a CPU each\n");
 		return BPT_SKIP;
 	}
+	bpt_busypoll();
+	bpt_tmpdir("pp-veth", state, sizeof(state));
 	bpt_testbed_name("tpp", name, sizeof(name));
 	bpt_testbed_guard(name);
 	BPT_CHECK(bp_testbed_up(&tb, name, 1, false) == 0, "testbed: %s", bp_last_error());
@@ -142,6 +187,8 @@ int main(int argc, char **argv)
 
 		if (!bpt_mode_usable(mode, &m))
 			continue;
+		if (!ran)
+			direct(mode);
 		matrix(mode, false);
 		matrix(mode, true);
 		ran++;
