@@ -734,6 +734,10 @@ print:
 		bp_tool_error("compare", "%s", err);
 		ret = BP_EXIT_FAIL;
 	}
+	if (r->remote_error[0]) {
+		bp_tool_error("compare", "%s", r->remote_error);
+		ret = BP_EXIT_FAIL;
+	}
 	ret = r->interrupted ? BP_EXIT_INTERRUPTED : ret;
 	for (int i = 0; i < r->ncells && ret == 0; i++)
 		if (r->cells[i].failed)

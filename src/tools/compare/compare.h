@@ -119,6 +119,7 @@ struct cmp_report {
 	char agent[320];           /* the agent, where */
 	uint32_t agent_pid;
 	unsigned restored[2];      /* settings each end's agent put back at the end */
+	char remote_error[600];    /* what went wrong with an agent once cells were measured ("" nothing) */
 };
 
 /*

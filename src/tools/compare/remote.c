@@ -342,6 +342,11 @@ out:
 		snprintf(err, errlen, "%s", e2);
 		rc = -EIO;
 	}
+	if (rc && r->ncells) {
+		/* what was measured stays: printed, with what went wrong */
+		snprintf(r->remote_error, sizeof(r->remote_error), "%s", err);
+		rc = 0;
+	}
 	return rc;
 }
 
@@ -398,6 +403,8 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 	}
 	if (r->opts.coalesce_matrix && r->ncoal < 2)
 		fprintf(out, "  not run at " ZERO_COALESCE ": neither end can change its coalescing\n");
+	if (r->remote_error[0])
+		fprintf(out, "  failed: %s\n", r->remote_error);
 }
 
 void cmp_print_coalesce(FILE *out, const struct cmp_report *r)
@@ -433,6 +440,10 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 	em_u64(e, "agent_pid", r->agent_pid);
 	em_u64(e, "restored_client", r->restored[0]);
 	em_u64(e, "restored_server", r->restored[1]);
+	if (r->remote_error[0])
+		em_string(e, "error", r->remote_error, sizeof(r->remote_error));
+	else
+		em_null(e, "error");
 	em_end(e);
 	em_array_begin(e, "ends");
 	for (int k = 0; k < 2 && r->remote; k++) {
