@@ -142,6 +142,39 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
 	return 0;
 }
 
+int tool_opt_rate(const char *name, const char *s, double max, double *out, char *err, size_t errlen)
+{
+	const char *p = s;
+	int digits = 0, dots = 0;
+	double v, mult = 1;
+
+	for (; *p; p++) {
+		if (*p >= '0' && *p <= '9')
+			digits++;
+		else if (*p == '.' && !dots)
+			dots++;
+		else
+			break;
+	}
+	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
+	if (!strcmp(p, "k"))
+		mult = 1e3;
+	else if (!strcmp(p, "M"))
+		mult = 1e6;
+	else if (*p)
+		digits = 0;
+	if (!digits)
+		return tool_fail(err, errlen, "%s %s: not a rate (per second, e.g. 2000, 2.5k or 1M)", name, s);
+	v = strtod(s, NULL) * mult;
+	if (v <= 0)
+		return tool_fail(err, errlen, "%s %s: must be more than 0 per second", name, s);
+	if (v > max)
+		return tool_fail(err, errlen, "%s %s: at most %.0f per second", name, s, max);
+	*out = v;
+	return 0;
+}
+
 int tool_opt_choice(const char *name, const char *s, const char *const *names, char *err, size_t errlen)
 {
 	char list[160] = "";
