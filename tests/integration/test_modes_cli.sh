@@ -75,7 +75,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		>"$tmp/out" 2>"$tmp/err"
 	st=$?
 	[ "$st" -eq 2 ] || fail "unprivileged --check epoll:napi,budget=128 exited $st, want 2"
-	grep -qx "busypoll modes: epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
+	grep -qx "busypoll modes: --check epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
 		fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
 fi
 

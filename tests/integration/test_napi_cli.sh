@@ -156,7 +156,7 @@ run 2 napi get nope --netns "$ns"
 run 2 napi get "$id"
 grep -q -- "--netns" "$tmp/err" || fail "get of a namespace's id without --netns said: $(cat "$tmp/err")"
 run 2 napi list --netns "bp-$name-nonexistent"
-grep -q "no network namespace" "$tmp/err" || fail "a missing --netns said: $(cat "$tmp/err")"
+grep -q "no such network namespace" "$tmp/err" || fail "a missing --netns said: $(cat "$tmp/err")"
 
 # ---- the device-wide sysfs knobs, inside the namespace ----
 run 0 napi get --device bpvb --netns "$ns" --format json
@@ -179,7 +179,7 @@ run 0 napi set --device bpvb --netns "$ns" gro_flush_timeout="$old_knob"
 run 2 napi set --device bpvb --netns "$ns" gro-flush-timeout=1
 grep -q "unknown device knob 'gro-flush-timeout'" "$tmp/err" || fail "a per-NAPI key as a knob said: $(cat "$tmp/err")"
 run 2 napi get --device nodev0 --netns "$ns"
-grep -q "no device 'nodev0' in network namespace $ns" "$tmp/err" || fail "a missing device said: $(cat "$tmp/err")"
+grep -q -- "--device nodev0: no such device in network namespace $ns" "$tmp/err" || fail "a missing device said: $(cat "$tmp/err")"
 
 # ---- without privilege: one line naming the capability, exit 2, nothing changed ----
 if command -v setpriv >/dev/null; then

@@ -75,7 +75,7 @@ one_line_error "--format yaml: must be table, json or csv"
 run 2 pingpong --client 127.0.0.1 --nonsense
 one_line_error "unknown option '--nonsense'"
 run 2 pingpong --client no.such.host.invalid
-one_line_error "server address no.such.host.invalid"
+one_line_error "--client no.such.host.invalid"
 run 0 pingpong --help
 grep -q -- "--server-delay-us" "$tmp/out" || fail "--help does not list --server-delay-us"
 run 0 --help

@@ -167,7 +167,11 @@ static int check_one(const char *text, enum tool_format fmt)
 	char err[256], canon[160];
 
 	if (bp_mode_parse(text, &m, err, sizeof(err)) || bp_mode_check(&m, err, sizeof(err))) {
-		bp_tool_error(SUB, "%s", err);
+		/* named by the option; the reason may start with the mode already */
+		if (!strncmp(err, text, strlen(text)))
+			bp_tool_error(SUB, "--check %s", err);
+		else
+			bp_tool_error(SUB, "--check %s: %s", text, err);
 		return BP_EXIT_USAGE;
 	}
 	bp_mode_format(&m, canon, sizeof(canon));

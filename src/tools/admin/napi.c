@@ -447,7 +447,7 @@ int cmd_napi(int argc, char **argv)
 			return BP_EXIT_USAGE;
 		}
 		if (rc == -ENOENT) {
-			bp_tool_error(SUB, "no network namespace '%s' (`ip netns list` shows them)",
+			bp_tool_error(SUB, "--netns %s: no such network namespace (`ip netns list` shows them)",
 				      c.netns);
 			return BP_EXIT_USAGE;
 		}
@@ -456,7 +456,7 @@ int cmd_napi(int argc, char **argv)
 	if (c.device[0]) {
 		ifindex = if_nametoindex(c.device);
 		if (!ifindex) {
-			bp_tool_error(SUB, "no device '%s'%s%s", c.device,
+			bp_tool_error(SUB, "--device %s: no such device%s%s", c.device,
 				      c.netns[0] ? " in network namespace " : "", c.netns);
 			return BP_EXIT_USAGE;
 		}

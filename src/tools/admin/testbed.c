@@ -61,8 +61,9 @@ static int parse_name(const struct opt_spec *sp, const char *name, const char *v
 {
 	struct tb_cli *c = base;
 
-	/* the library checks the characters; length and emptiness read better here */
-	if (!*v || strlen(v) > BP_TESTBED_NAME_MAX)
+	/* checked here, before anything is touched (the library checks it again) */
+	if (!*v || strlen(v) > BP_TESTBED_NAME_MAX || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+								"0123456789_-") != strlen(v))
 		return tool_fail(err, errlen, "%s '%s': 1..%d characters of A-Z a-z 0-9 _ -", name, v,
 				 BP_TESTBED_NAME_MAX);
 	snprintf(c->name, sizeof(c->name), "%s", v);

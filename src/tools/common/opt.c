@@ -271,7 +271,7 @@ int opt_parse(const struct opt_cmd *cmd, const struct opt_layer *layers, int nla
 {
 	static struct flat f; /* the tools are single-threaded while they parse */
 	struct opt_seen local;
-	int c, r;
+	int c, r, typed_as[OPT_MAX_SPECS]; /* the spec each option was first given by */
 
 	if (!seen)
 		seen = &local;
@@ -307,14 +307,19 @@ int opt_parse(const struct opt_cmd *cmd, const struct opt_layer *layers, int nla
 			return refused(cmd, &f, '?', argc, argv, err, errlen);
 		k = canonical(&f, i);
 		if (seen->count[k] && !(f.spec[k]->flags & OPT_F_REPEAT)) {
-			char name[64], first[64];
+			char name[64], before[64], canon[64];
 
+			/* in the words typed: an alias and its option are one option */
 			typed_name(f.spec[i], name, sizeof(name));
-			opt_spec_name(f.spec[k], first, sizeof(first));
-			if (strcmp(name, first))
-				return tool_fail(err, errlen, "%s given twice (as %s and %s): give it once", first, first, name);
+			typed_name(f.spec[typed_as[k]], before, sizeof(before));
+			opt_spec_name(f.spec[k], canon, sizeof(canon));
+			if (strcmp(name, before))
+				return tool_fail(err, errlen, "%s given twice (as %s and %s): give it once", canon, before,
+						 name);
 			return tool_fail(err, errlen, "%s given twice: give it once", name);
 		}
+		if (!seen->count[k])
+			typed_as[k] = i;
 		seen->count[k]++;
 		seen->text[k] = optarg;
 		r = read_value(f.spec[i], f.base[i], optarg, err, errlen);

@@ -435,6 +435,7 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, b
 	ro->duration_s = o->duration_s;
 	ro->warmup_s = o->warmup_s;
 	ro->quiet = true;
+	ro->own_server = true;
 	/* thread i on the i-th CPU of the side's list, a short list repeated */
 	for (int i = 0; i < o->threads; i++)
 		ro->cpus[i] = server ? o->server_cpus[i % o->nserver_cpus] : o->client_cpus[i % o->nclient_cpus];

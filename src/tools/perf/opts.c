@@ -311,14 +311,17 @@ static int parse_digest(const struct opt_spec *sp, const char *name, const char 
 		return 0;
 	if (strlen(s) >= sizeof(buf) || !*s)
 		return tool_fail(err, errlen, "--digest %s: must be hdr, data, hdr,data or none", s);
+	if (tool_check_list(name, s, ',', err, errlen))
+		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(w, "hdr") || !strcmp(w, "header"))
-			o->hdgst = true;
-		else if (!strcmp(w, "data"))
-			o->ddgst = true;
-		else
+		bool hdr = !strcmp(w, "hdr") || !strcmp(w, "header"), *d = hdr ? &o->hdgst : &o->ddgst;
+
+		if (!hdr && strcmp(w, "data"))
 			return tool_fail(err, errlen, "--digest %s: '%s' is not hdr or data", s, w);
+		if (*d)
+			return tool_fail(err, errlen, "--digest %s: %s given twice", s, hdr ? "hdr" : "data");
+		*d = true;
 	}
 	return 0;
 }

@@ -153,7 +153,7 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
 	ret = bp_parse_addr(o->host, o->port, &t.addr, &t.addrlen);
 	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
+		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());
 		return -EINVAL;
 	}
 	bp_format_addr((struct sockaddr *)&t.addr, t.text, sizeof(t.text));

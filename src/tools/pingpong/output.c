@@ -343,8 +343,8 @@ static void print_counters(FILE *out, const struct pp_result *res)
 	char c[32], s[32];
 
 	fputs("\nper round trip, a transaction (client / server)", out);
-	for (int i = 0; i < res->nrows; i++)
-		fprintf(out, " %23s", res->nrows > 1 ? res->rows[i].label : "");
+	for (int i = 0; i < res->nrows && res->nrows > 1; i++) /* one row: no column labels */
+		fprintf(out, " %23s", res->rows[i].label);
 	fputc('\n', out);
 	for (size_t l = 0; l < sizeof(labels) / sizeof(labels[0]); l++) {
 		fprintf(out, SIDES_ROW "    ", labels[l]);

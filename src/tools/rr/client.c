@@ -328,6 +328,9 @@ static void cflow_close(struct bp_conn *c, int err, const char *syscall)
 	if (err == -ECONNREFUSED)
 		thread_fail(t, "cannot reach server %s: connection refused; is `busypoll rr --server` running there?",
 			    t->cl->addr_text);
+	else if (err == -ECONNRESET || err == -EPIPE) /* a server killed, or its host gone */
+		thread_fail(t, "server %s closed flow %u mid-run (%s: %s)", t->cl->addr_text, f->id, syscall,
+			    strerror(-err));
 	else if (err)
 		thread_fail(t, "flow %u to %s: %s: %s", f->id, t->cl->addr_text, syscall, strerror(-err));
 	else
@@ -521,7 +524,7 @@ static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err
 		return -ENOMEM;
 	}
 	ret = ctl_session_open(ctl, (struct sockaddr *)&cl->addr, cl->addrlen, CONTROL_TIMEOUT_MS,
-			       "is `busypoll rr --server` running there?", err, errlen);
+			       o->own_server ? NULL : "is `busypoll rr --server` running there?", err, errlen);
 	if (ret) {
 		free(m);
 		return ret;
@@ -613,7 +616,8 @@ static void rr_progress(struct run *r, const char *when, uint64_t units, double 
 	static struct bp_hist snap;
 	uint64_t tx = 0, now = bp_now_ns();
 
-	if (cl->o->quiet || now < r->measure_at_ns)
+	/* measured transactions only, the first line a whole interval into the measurement */
+	if (cl->o->quiet || now < r->measure_at_ns + (uint64_t)(cl->o->interval_s * 0.5e9))
 		return;
 	bp_hist_init(&snap);
 	for (int i = 0; i < cl->n; i++) {
@@ -750,8 +754,9 @@ static int client_prepare(struct rr_client *cl, struct rr_result *res, char *err
 		return ret;
 	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
 	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
-		return ret;
+		/* what the user typed does not name a server: bad input (exit 2), said of the option */
+		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());
+		return ret == -ENOMEM ? ret : -EINVAL;
 	}
 	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
 	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);

@@ -65,7 +65,9 @@ int cmd_rr(int argc, char **argv)
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
 		free(res);
-		return (ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		/* a host that does not resolve, a descriptor limit, a mode or priority not allowed: bad input */
+		return (ret == -EINVAL || ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE
+												     : BP_EXIT_FAIL;
 	}
 	ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	free(res);

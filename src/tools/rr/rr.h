@@ -51,6 +51,7 @@ struct rr_opts {
 	uint64_t max_outstanding; /* --max-outstanding: due and unanswered at most (0: the default) */
 	/* server, a test hook (hidden --test-hold N:MS): each flow's N-th answer held MS ms */
 	uint32_t hold_after, hold_ms;
+	bool own_server;          /* client: the caller runs the server (compare): no "is it running?" hint */
 };
 
 /* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block, closed loop. */

@@ -74,6 +74,9 @@ static int parse_allow(const struct opt_spec *sp, const char *name, const char *
 	if (cfg->n_allow == BP_NVMET_MAX_HOSTS)
 		return tool_fail(err, errlen, "%s: at most %d hosts", name, BP_NVMET_MAX_HOSTS);
 	r = nqn_copy(name, v, cfg->allow_hosts[cfg->n_allow], err, errlen);
+	for (int i = 0; !r && i < cfg->n_allow; i++)
+		if (!strcmp(cfg->allow_hosts[i], v))
+			r = tool_fail(err, errlen, "%s %s: that host is allowed already (given twice)", name, v);
 	if (!r)
 		cfg->n_allow++;
 	return r;
@@ -87,6 +90,8 @@ static int parse_ns(const struct opt_spec *sp, const char *name, const char *v, 
 
 	if (cfg->n_ns == BP_NVMET_MAX_NS)
 		return tool_fail(err, errlen, "%s %s: at most %d namespaces", name, v, BP_NVMET_MAX_NS);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
 	if (bp_nvmet_ns_parse(v, &cfg->ns[cfg->n_ns], nerr, sizeof(nerr)))
 		return tool_fail(err, errlen, "%s", nerr);
 	cfg->n_ns++;
