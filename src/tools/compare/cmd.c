@@ -32,12 +32,12 @@ static const char *const default_modes[] = {
 	"epoll:napi,usecs=64,budget=8",
 	"epoll:napi,usecs=64,budget=8,prefer",
 	"epoll:spin",
-	"epoll:hybrid,period=100",
+	"epoll:hybrid",
 	"epoll:suspend",
 	"uring:block",
 	"uring:napi,usecs=64",
 	"uring:spin",
-	"uring:hybrid,period=100",
+	"uring:hybrid",
 	"uring:sqpoll,napi=64",
 };
 
