@@ -223,6 +223,7 @@ compare|compare|--plot|x.svg
 modes|modes|--quiet|
 modes|modes|--format|json
 modes|modes|--check|epoll:block
+modes|modes|--features|
 napi|napi list|--quiet|
 napi|napi list|--format|json
 napi|napi list|--netns|bp-$bed-a

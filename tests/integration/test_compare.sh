@@ -9,11 +9,13 @@ bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: compare builds a veth test bed, which needs root"
 	exit 77
 fi
+bpt_require python3 xmllint setpriv
 
 # 1. two modes, one flow count, json and plot
 "$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/c.svg" \
@@ -46,6 +48,35 @@ series=$(xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' "$tmp/c
 [[ $series == 2 ]] || fail "SVG has $series series, expected 2 (one per mode)"
 echo "ok   json columns, proof column, SVG with one series per mode"
 
+# 1b. --runs 2: each throughput bar is labelled with its mode and shows the runs' spread
+"$bp" compare --flows 1 -l 0.3 --warmup 0.1 --runs 2 -q --format json --plot "$tmp/r.svg" \
+	--modes "epoll:block;epoll:spin" >"$tmp/r.json"
+xmllint --noout "$tmp/r.svg" || fail "the --runs SVG is not well-formed"
+for mode in epoll:block epoll:spin; do
+	n=$(xmllint --xpath "count(//*[local-name()=\"text\"][@class=\"bar-label\"][contains(., \"$mode\")])" "$tmp/r.svg")
+	[[ $n -ge 1 ]] || fail "no throughput bar labelled $mode in the plot"
+done
+spread=$(xmllint --xpath 'count(//*[local-name()="path"][@class="spread"])' "$tmp/r.svg")
+[[ $spread -ge 2 ]] || fail "the plot shows $spread spreads for 2 modes with --runs 2"
+python3 - "$tmp/r.json" <<'PY' || fail "compare --runs json"
+import json, sys
+for c in json.load(open(sys.argv[1]))["cells"]:
+    assert c["runs"] == 2 and c["tps_min"] <= c["tps"] <= c["tps_max"], c
+PY
+echo "ok   --runs: bar labels and spread in the plot, min <= median <= max"
+
+# 1c. the default epoll:suspend engages on the bed; one that cannot (usecs=0) is flagged with the reason
+"$bp" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
+	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
+python3 - "$tmp/s.json" <<'PY' || fail "epoll:suspend on the test bed"
+import json, sys
+base, susp, zero = json.load(open(sys.argv[1]))["cells"]
+assert susp["client_busy_poll_rx_per_tx"] > 0.5 and susp["server_busy_poll_rx_per_tx"] > 0.5, susp
+assert not susp["proof_missing"] and susp["proof_note"] is None, susp
+assert zero["proof_missing"] and zero["proof_note"], zero
+PY
+echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason"
+
 # 2. csv: a header and one row per cell, same number of fields
 "$bp" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
 python3 - "$tmp/c.csv" <<'PY' || fail "compare csv"
@@ -60,7 +91,8 @@ echo "ok   csv"
 "$bp" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
 	>"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
-sleep 2.5
+# mid-run: the second cell has begun (the first one measured)
+bpt_wait_until 60 bpt_file_has "$tmp/int.err" '\[ 2/3\] epoll:spin' || fail "compare never reached its second cell"
 kill -INT $pid
 rc=0
 wait $pid || rc=$?
@@ -73,9 +105,9 @@ echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
 # 4. --rates: a cell per mode and offered rate with the open loop's columns, and the two
 # charts against the achieved rate with one series per mode in each
-"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/r.svg" --rates 2k,max \
-	--modes "epoll:block;epoll:spin" >"$tmp/r.json"
-python3 - "$tmp/r.json" <<'PY' || fail "compare --rates json"
+"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
+	--modes "epoll:block;epoll:spin" >"$tmp/rates.json"
+python3 - "$tmp/rates.json" <<'PY' || fail "compare --rates json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 cells = d["cells"]
@@ -100,27 +132,25 @@ for c in cells:
 assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
     2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells
 PY
-xmllint --noout "$tmp/r.svg" || fail "the --rates SVG is not well-formed"
+xmllint --noout "$tmp/rates.svg" || fail "the --rates SVG is not well-formed"
 for chart in latency cpu; do
 	series=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'])" \
-		"$tmp/r.svg")
+		"$tmp/rates.svg")
 	[[ $series == 2 ]] || fail "the $chart chart has $series series, expected 2 (one per mode)"
 	points=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'][@data-points='2'])" \
-		"$tmp/r.svg")
+		"$tmp/rates.svg")
 	[[ $points == 2 ]] || fail "the $chart chart: $points series with a point per rate, expected 2"
 done
 echo "ok   --rates: a cell per mode and rate, utilisation columns, two charts with one series per mode"
 
 # 5. without privileges: loopback, said plainly
-if command -v setpriv >/dev/null; then
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
-	grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
-	grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
-	echo "ok   unprivileged: loopback with a plain notice"
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
-	grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
-	echo "ok   unprivileged: a privileged mode names its capability"
-fi
-echo "6 passed, 0 failed"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
+grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
+grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
+echo "ok   unprivileged: loopback with a plain notice"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
+grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
+echo "ok   unprivileged: a privileged mode names its capability"
+echo "8 passed, 0 failed"

@@ -11,6 +11,10 @@ if [ -z "$BP" ] || [ ! -x "$BP" ]; then
 	exit 77
 fi
 
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+bpt_require python3
+[ "$(id -u)" != 0 ] || bpt_require setpriv
+
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -42,11 +46,9 @@ grep -Eq '^epoll:napi .*budget>64' "$tmp/out" || fail "epoll:napi line does not 
 
 # JSON must be valid and carry every family.
 run 0 modes --format json
-if command -v python3 >/dev/null; then
-	python3 -m json.tool "$tmp/out" >/dev/null || fail "--format json is not valid JSON"
-	n=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["modes"]))' "$tmp/out")
-	[ "$n" = 10 ] || fail "json has $n modes, want 10"
-fi
+python3 -m json.tool "$tmp/out" >/dev/null || fail "--format json is not valid JSON"
+n=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["modes"]))' "$tmp/out")
+[ "$n" = 10 ] || fail "json has $n modes, want 10"
 run 0 modes --format=json
 run 0 modes --format table
 
@@ -69,15 +71,33 @@ check_bad foo "unknown backend 'foo'"
 check_bad epoll:napi,foo=1 "unknown key 'foo'"
 check_bad uring:napi,usecs=20000 "usecs=20000 is out of range (1..10000)"
 check_bad "epoll: napi" "whitespace"
-# the same refusal for a process without CAP_NET_ADMIN (when we can drop it)
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$BP" modes --check epoll:napi,budget=128 \
-		>"$tmp/out" 2>"$tmp/err"
-	st=$?
-	[ "$st" -eq 2 ] || fail "unprivileged --check epoll:napi,budget=128 exited $st, want 2"
-	grep -qx "busypoll modes: --check epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
-		fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
+# the same refusal for a process without CAP_NET_ADMIN (root drops it; others lack it)
+unpriv=("$BP")
+[ "$(id -u)" = 0 ] && unpriv=(setpriv --reuid=65534 --regid=65534 --clear-groups "$BP")
+"${unpriv[@]}" modes --check epoll:napi,budget=128 >"$tmp/out" 2>"$tmp/err"
+st=$?
+[ "$st" -eq 2 ] || fail "unprivileged --check epoll:napi,budget=128 exited $st, want 2"
+grep -qx "busypoll modes: --check epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
+	fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
+
+# --features: one line per optional kernel feature, each with a status; the environment
+# turns them off (the uring backend's fallback path) and a bad value says so
+run 0 modes --features
+for feat in uring:multishot uring:direct uring:regring uring:nosqarray; do
+	grep -Eq "^$feat +(in use|no: |off )" "$tmp/out" || fail "--features has no status line for $feat"
+done
+BP_URING_FEATURES=none "$BP" modes --features >"$tmp/out" 2>"$tmp/err" || fail "--features with none failed"
+grep -Eq '^uring:multishot +(off \(BP_URING_FEATURES\)|no: this kernel lacks it)' "$tmp/out" ||
+	fail "BP_URING_FEATURES=none left multishot on: $(grep multishot "$tmp/out")"
+run 0 modes --features --format json
+if command -v python3 >/dev/null; then
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(f["name"]=="multishot" for f in d["features"])' \
+		"$tmp/out" || fail "--features --format json is not valid or lacks multishot"
 fi
+BP_URING_FEATURES=bogus "$BP" modes --check uring:block >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "^busypoll modes: --check uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
+	fail "BP_URING_FEATURES=bogus: '$(cat "$tmp/err")'"
+run 2 modes --features --check epoll:block
 
 # help and bad usage
 run 0 modes --help

@@ -35,6 +35,7 @@
 #include <busypoll/mode.h>
 
 #include "base/compat.h"
+#include "bptest.h"
 
 #define CAP_NET_ADMIN_BIT 12
 
@@ -66,6 +67,7 @@ static void assert_mode_equal(const struct bp_mode *a, const struct bp_mode *b)
 	assert_true(a->gro_flush_ns == b->gro_flush_ns);
 	assert_true(a->irq_suspend_ns == b->irq_suspend_ns);
 	assert_int_equal(a->setup, b->setup);
+	assert_int_equal(a->spin, b->spin);
 }
 
 static const char *format(const struct bp_mode *m)
@@ -283,6 +285,12 @@ static void test_keys_other(void **state)
 	assert_int_equal(m.busy_usecs, 10000);
 	assert_int_equal(m.sq_idle_ms, UINT32_MAX);
 	assert_int_equal(m.keys_set, BP_KEY_NAPI | BP_KEY_IDLE);
+	assert_false(m.spin);
+	m = parse_ok("uring:sqpoll,spin");
+	assert_true(m.spin);
+	assert_int_equal(m.keys_set, BP_KEY_SPIN);
+	m = parse_ok("uring:sqpoll,spin=0,napi=5");
+	assert_false(m.spin);
 }
 
 /* ---- errors ---- */
@@ -318,7 +326,11 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll:suspend,bogus=1", { "(keys: usecs, budget, defer, gro-flush, suspend)" } },
 	{ "epoll:suspend,prefer", { "epoll:suspend", "prefer" } },
 	{ "uring:sqpoll,setup=plain", { "uring:sqpoll", "setup" } },
-	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi)" } },
+	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin)" } },
+	{ "uring:spin,spin", { "uring:spin: unknown key 'spin'", "(keys: setup)" } },
+	{ "epoll:spin,spin", { "epoll:spin takes no keys" } },
+	{ "uring:sqpoll,spin=2", { "spin='2' must be 0 or 1" } },
+	{ "uring:sqpoll,spin,spin", { "duplicate key 'spin'" } },
 	{ "epoll:block,usecs=1", { "epoll:block takes no keys" } },
 	{ "epoll:block,", { "epoll:block takes no keys" } },
 	{ "epoll:spin,prefer", { "epoll:spin takes no keys" } },
@@ -426,6 +438,8 @@ static void test_format_canonical(void **state)
 		{ "uring:hybrid,period=7", "uring:hybrid,period=7,setup=defer" },
 		{ "uring:sqpoll", "uring:sqpoll,idle=1000,napi=0" },
 		{ "uring:sqpoll,napi=50", "uring:sqpoll,idle=1000,napi=50" },
+		{ "uring:sqpoll,spin", "uring:sqpoll,idle=1000,napi=0,spin" },
+		{ "uring:sqpoll,spin=0", "uring:sqpoll,idle=1000,napi=0" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -464,6 +478,7 @@ static void test_round_trip(void **state)
 		"uring:napi,usecs=1,setup=coop",
 		"uring:spin,setup=defer", "uring:hybrid,period=1,setup=coop",
 		"uring:sqpoll,idle=1,napi=10000", "uring:sqpoll,idle=4294967295",
+		"uring:sqpoll,napi=50,spin",
 	};
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -576,7 +591,8 @@ static void test_check_epoll(void **state)
 		assert_int_equal(check("epoll:napi,usecs=0,prefer", err, sizeof(err)), 0);
 
 	if (!have_cap_net_admin() || want) {
-		skip(); /* CI runs as root on >= 6.9; the child tests cover the refusal */
+		/* CI runs as root on >= 6.9; the child tests cover the refusal */
+		bpt_skip_part("test_check_epoll as root: %s", want ? "no EPIOCSPARAMS (Linux < 6.9)" : "no CAP_NET_ADMIN");
 		return;
 	}
 	ret = check("epoll:napi,budget=128", err, sizeof(err));
@@ -599,7 +615,7 @@ static void test_check_uring(void **state)
 	char err[256];
 
 	if (read_int_file("/proc/sys/kernel/io_uring_disabled", 0) != 0 || !kernel_at_least(6, 13)) {
-		skip(); /* the expectations below are for an enabled io_uring on >= 6.13 */
+		bpt_skip_part("test_check_uring: the expectations are for an enabled io_uring on Linux >= 6.13");
 		return;
 	}
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -720,7 +736,7 @@ static int privileged_setup(void **state)
 static void test_check_child_without_net_admin(void **state)
 {
 	if (!have_cap_net_admin() || !kernel_at_least(6, 9)) {
-		skip();
+		bpt_skip_part("test_check_child_without_net_admin: needs CAP_NET_ADMIN and Linux >= 6.9");
 		return;
 	}
 	run_child(child_capset);
@@ -729,7 +745,7 @@ static void test_check_child_without_net_admin(void **state)
 static void test_check_child_nobody(void **state)
 {
 	if (getuid() != 0 || !kernel_at_least(6, 9)) {
-		skip();
+		bpt_skip_part("test_check_child_nobody: needs root and Linux >= 6.9");
 		return;
 	}
 	run_child(child_nobody);
@@ -803,14 +819,14 @@ static void test_check_child_old_kernel(void **state)
 {
 #ifdef BP_AUDIT_ARCH
 	if (!kernel_at_least(6, 13) || read_int_file("/proc/sys/kernel/io_uring_disabled", 0) != 0) {
-		skip();
+		bpt_skip_part("test_check_child_old_kernel: needs Linux >= 6.13 with io_uring enabled");
 		return;
 	}
 	run_child(child_old_kernel);
 	run_child(child_uring_disabled);
 	run_child(child_uring_restricted);
 #else
-	skip();
+	bpt_skip_part("test_check_child_old_kernel: no seccomp filter for this architecture");
 #endif
 }
 
@@ -838,5 +854,5 @@ int main(void)
 		cmocka_unit_test(test_check_child_old_kernel),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return bpt_unit_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll modes [--format table|json|csv] [--check MODE]
+ * busypoll modes [--format table|json|csv] [--check MODE | --features]
  *
  * Lists every wait-mode family with its keys, defaults and a status probed right now
  * (bp_mode_check on the family's default mode), or checks one mode for a script:
  * exit 0 and its canonical text when usable, exit 2 and one line on stderr when not.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,22 +183,125 @@ static int check_one(const char *text, enum tool_format fmt)
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
 }
 
+#define MAX_FEATURES 16
+
+/* "in use", or why not, for one feature. */
+static void feature_status(const struct bp_feature *f, char *buf, size_t len)
+{
+	switch (f->status) {
+	case 0:
+		snprintf(buf, len, "in use");
+		break;
+	case -EOPNOTSUPP:
+		snprintf(buf, len, "no: this kernel lacks it");
+		break;
+	case -ECANCELED:
+		snprintf(buf, len, "off (BP_URING_FEATURES)");
+		break;
+	case -EINVAL:
+		snprintf(buf, len, "no: BP_URING_FEATURES or BP_URING_BUFS does not parse");
+		break;
+	default:
+		snprintf(buf, len, "no: cannot probe: %s", strerror(-f->status));
+		break;
+	}
+}
+
+/* emit_feature - one feature as a json object or a csv row. */
+static void emit_feature(struct emit *e, const struct bp_feature *f, const char *status)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "backend", f->backend, 64);
+	em_string(e, "name", f->name, 64);
+	em_string(e, "needs", f->needs, 128);
+	em_string(e, "summary", f->summary, 512);
+	em_bool(e, "in_use", !f->status);
+	em_string(e, "status", status, 96);
+	em_end(e);
+}
+
+static int list_features(enum tool_format fmt)
+{
+	struct bp_feature f[MAX_FEATURES];
+	char status[MAX_FEATURES][96];
+	size_t n = bp_features(f, MAX_FEATURES);
+	int wname = 7, wstat = 6, wneeds = 5;
+	struct emit e = { .out = stdout };
+
+	if (n > MAX_FEATURES)
+		n = MAX_FEATURES;
+	for (size_t i = 0; i < n; i++) {
+		feature_status(&f[i], status[i], sizeof(status[i]));
+		if ((int)(strlen(f[i].backend) + 1 + strlen(f[i].name)) > wname)
+			wname = (int)(strlen(f[i].backend) + 1 + strlen(f[i].name));
+		if ((int)strlen(status[i]) > wstat)
+			wstat = (int)strlen(status[i]);
+		if ((int)strlen(f[i].needs) > wneeds)
+			wneeds = (int)strlen(f[i].needs);
+	}
+	if (fmt == TOOL_FORMAT_JSON) {
+		e.kind = EMIT_JSON;
+		em_begin(&e, NULL, false);
+		em_array_begin(&e, "features");
+		for (size_t i = 0; i < n; i++)
+			emit_feature(&e, &f[i], status[i]);
+		em_array_end(&e);
+		em_end(&e);
+		fputc('\n', stdout);
+	} else if (fmt == TOOL_FORMAT_CSV) {
+		static const struct bp_feature none = { .backend = "", .name = "", .needs = "", .summary = "" };
+
+		e.kind = EMIT_CSV_HEADER;
+		emit_feature(&e, n ? &f[0] : &none, ""); /* the columns never depend on the values */
+		fputc('\n', stdout);
+		for (size_t i = 0; i < n; i++) {
+			e = (struct emit){ .kind = EMIT_CSV_ROW, .out = stdout };
+			emit_feature(&e, &f[i], status[i]);
+			fputc('\n', stdout);
+		}
+	} else {
+		printf("%-*s  %-*s  %-*s  %s\n", wname, "FEATURE", wstat, "STATUS", wneeds, "NEEDS", "SUMMARY");
+		for (size_t i = 0; i < n; i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s:%s", f[i].backend, f[i].name);
+			printf("%-*s  %-*s  %-*s  %s\n", wname, name, wstat, status[i], wneeds, f[i].needs,
+			       f[i].summary);
+		}
+	}
+	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
 struct modes_cli {
 	TOOL_COMMON;              /* quiet, format */
 	char check[512];          /* --check MODE, "" none */
+	bool features;            /* --features */
 };
+
+static int modes_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	const struct modes_cli *c = base;
+
+	(void)seen;
+	if (c->check[0] && c->features)
+		return tool_fail(err, errlen, "--check and --features do not go together; run one, then the other");
+	return 0;
+}
 
 static const struct opt_spec modes_specs[] = {
 	{ .name = "check", .kind = OPT_TEXT, OPT_FIELD(struct modes_cli, check), .arg = "MODE",
 	  .help = "parse and check one mode, e.g. epoll:napi,usecs=50,prefer;\nprints its canonical form and 'ok' "
 		  "(exit 0), or the reason\nit is unusable on stderr (exit 2)" },
+	{ .name = "features", .kind = OPT_FLAG, OPT_FIELD(struct modes_cli, features),
+	  .help = "the optional kernel features the backends use where this kernel has them (probed now; "
+		  "BP_URING_FEATURES turns them off)" },
 };
 
-static const struct opt_table modes_table = OPT_TABLE(modes_specs, NULL);
+static const struct opt_table modes_table = OPT_TABLE(modes_specs, modes_check);
 
 static const struct opt_cmd modes_cmd = {
 	.name = "modes",
-	.usage = "usage: busypoll modes [--format table|json|csv] [--check MODE]\n"
+	.usage = "usage: busypoll modes [--format table|json|csv] [--check MODE | --features]\n"
 		 "\n"
 		 "List every wait mode family: its keys with their defaults, what it does, and\n"
 		 "whether this kernel and process can use it right now (probed, not assumed).\n\n",
@@ -225,5 +329,7 @@ int cmd_modes(int argc, char **argv)
 		bp_tool_error(SUB, "%s", err);
 		return BP_EXIT_USAGE;
 	}
+	if (c.features)
+		return list_features(c.format);
 	return c.check[0] ? check_one(c.check, c.format) : list_modes(c.format);
 }

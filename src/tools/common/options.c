@@ -302,18 +302,49 @@ struct sysctl_read {
 	int value, ret;
 };
 
-/* in_init_net - on a thread of its own (setns moves only it): into the first namespace, read. */
+/* parent_of - pid's parent from /proc/PID/stat, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/*
+ * in_init_net - on a thread of its own (setns moves only it): into the first
+ * namespace, read. Found through pid 1, else through our parents (`ip netns exec`
+ * was started from a shell in it; pid 1's links may be closed to us in a container).
+ */
 static void *in_init_net(void *arg)
 {
 	struct sysctl_read *r = arg;
-	int fd = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+	pid_t pid = 1, up = getppid();
 
 	r->ret = -ENOENT;
-	if (fd < 0)
-		return NULL;
-	if (setns(fd, CLONE_NEWNET) == 0)
-		r->ret = read_int_file(r->path, &r->value);
-	close(fd);
+	for (int hops = 0; pid > 0 && hops < 64 && r->ret == -ENOENT; hops++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && setns(fd, CLONE_NEWNET) == 0)
+			r->ret = read_int_file(r->path, &r->value);
+		if (fd >= 0)
+			close(fd);
+		pid = up; /* after pid 1: our parent, its parent, ... */
+		up = pid > 1 ? parent_of(pid) : 0;
+	}
+	if (r->ret)
+		r->ret = -ENOENT;
 	return NULL;
 }
 

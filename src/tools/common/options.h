@@ -98,8 +98,9 @@ volatile sig_atomic_t *tool_catch_stop_signals(void);
 /*
  * tool_read_net_sysctl - /proc/sys/net/core/NAME (busy_poll, busy_read) as an int.
  * They exist in the first network namespace only: from another one (ip netns exec,
- * a test bed end) it is read there, through /proc/1/ns/net, by a short-lived
- * thread. 0, or -errno (-ENOENT: not visible from here without CAP_SYS_ADMIN).
+ * a test bed end) it is read there, through /proc/1/ns/net or a parent's, by a
+ * short-lived thread. 0, or -errno (-ENOENT: not visible from here without
+ * CAP_SYS_ADMIN).
  */
 int tool_read_net_sysctl(const char *name, int *out);
 

@@ -42,7 +42,7 @@ int srv_bind_error(int err, const char *what, const struct sockaddr *addr, const
 		snprintf(buf, len, "%s port %u is below 1024: binding it needs root (CAP_NET_BIND_SERVICE); pick a port "
 			 "from 1024 up", what, port);
 	else if (err == -EADDRNOTAVAIL)
-		snprintf(buf, len, "%s %s: no interface here has that address", what, text);
+		snprintf(buf, len, "%s %s: no interface here has that address", what[0] == '-' ? what : "--bind", text);
 	else
 		snprintf(buf, len, "%s %s: %s", what, text, strerror(-err));
 	return err;

@@ -30,7 +30,8 @@ int srv_addr(const char *opt, const char *host, uint16_t port, struct sockaddr_s
 /*
  * srv_bind_error - a failed bind (or listen) of what, as one line a user can act
  * on: the port in use (pick another with hint), below 1024 without the privilege,
- * an address no interface here has. Returns err.
+ * an address no interface here has (said of the option that gave it: what when it
+ * is one, "--listen", else --bind). Returns err.
  */
 int srv_bind_error(int err, const char *what, const struct sockaddr *addr, const char *hint, char *buf, size_t len);
 

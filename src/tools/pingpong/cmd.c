@@ -18,7 +18,7 @@ static volatile sig_atomic_t *stop_requested;
 static bool is_usage_error(int ret)
 {
 	return ret == -EINVAL || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRINUSE ||
-	       ret == -ENOENT;
+	       ret == -ENOENT || ret == -EACCES || ret == -EADDRNOTAVAIL;
 }
 
 static int run_server(const struct pp_opts *o)
