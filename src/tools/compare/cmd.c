@@ -228,7 +228,8 @@ static const struct opt_spec cmp_specs[] = {
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
-	  .help = "latency percentiles and throughput of every mode" },
+	  .help = "latency percentiles and throughput of every mode; with --rates, P50 and P99 and each "
+		  "side's CPU utilisation against the achieved rate" },
 };
 
 /* The one pair, or the default matrix; then flows against threads. */
