@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* One side's evidence: take, add, encode, decode, emit (contract in tools/common/evidence.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -32,63 +31,42 @@ static int read_line(const char *path, char *buf, size_t len)
 	return ret;
 }
 
-/* thread_cpu_ns - a thread's time on a CPU (schedstat, ns); 0 when unreadable. */
-static uint64_t thread_cpu_ns(int tid)
+/* thread_comm - thread tid's name as the kernel gives it ("?" when it is gone). */
+static void thread_comm(int tid, char *comm, size_t len)
 {
-	char path[64], line[128];
-	unsigned long long ns = 0;
+	char path[64], line[EV_COMM_LEN + 8];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	if (read_line(path, line, sizeof(line)) || sscanf(line, "%llu", &ns) != 1)
-		return 0;
-	return ns;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+	if (read_line(path, line, sizeof(line)))
+		snprintf(line, sizeof(line), "?");
+	snprintf(comm, len, "%.*s", (int)len - 1, line); /* comm is at most 15 bytes */
 }
 
 /*
- * helper_of - is comm an io_uring helper of thread tid: "iou-sqp-TID" (the SQPOLL
- * thread) or "iou-wrk-TID" (an io-wq worker)? The kernel names them after the
- * task whose ring they serve.
+ * The loop thread's own figures, and the kernel threads that work for its loop
+ * (bp_loop_kthreads: a uring:sqpoll loop's SQ thread, the io-wq workers of its
+ * submitter) with their CPU clocks, so that a mode's whole CPU is counted.
  */
-static bool helper_of(const char *comm, int tid)
-{
-	char want[EV_COMM_LEN];
-
-	if (strncmp(comm, "iou-sqp-", 8) && strncmp(comm, "iou-wrk-", 8))
-		return false;
-	snprintf(want, sizeof(want), "%d", tid);
-	return !strcmp(comm + 8, want);
-}
-
 void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s)
 {
-	char path[64], comm[EV_COMM_LEN + 8];
-	struct dirent *d;
-	DIR *dir;
+	struct bp_loop_kthread kt[EV_MAX_HELPERS];
+	int n;
 
 	memset(s, 0, sizeof(*s));
 	bp_loop_snapshot_take(loop, &s->loop);
 	s->tid = (int32_t)syscall(SYS_gettid);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)s->tid);
-	if (read_line(path, comm, sizeof(comm)))
-		snprintf(comm, sizeof(comm), "?");
-	memcpy(s->comm, comm, sizeof(s->comm) - 1); /* comm is at most 15 bytes and a NUL */
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return;
-	while ((d = readdir(dir)) && s->nhelpers < EV_MAX_HELPERS) {
-		int tid = atoi(d->d_name);
+	thread_comm(s->tid, s->comm, sizeof(s->comm));
+	n = bp_loop_kthreads(loop, kt, EV_MAX_HELPERS);
+	for (int i = 0; i < n && i < EV_MAX_HELPERS; i++) {
+		uint64_t ns;
 
-		if (tid <= 0 || tid == s->tid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
-		if (read_line(path, comm, sizeof(comm)) || !helper_of(comm, s->tid))
-			continue;
-		s->helper[s->nhelpers].tid = tid;
-		memcpy(s->helper[s->nhelpers].comm, comm, EV_COMM_LEN - 1);
-		s->helper[s->nhelpers].cpu_ns = thread_cpu_ns(tid);
+		if (bp_thread_cpu_ns(kt[i].tid, &ns))
+			continue; /* exited since it was listed */
+		s->helper[s->nhelpers].tid = kt[i].tid;
+		thread_comm(kt[i].tid, s->helper[s->nhelpers].comm, EV_COMM_LEN);
+		s->helper[s->nhelpers].cpu_ns = ns;
 		s->nhelpers++;
 	}
-	closedir(dir);
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)

@@ -7,10 +7,10 @@
  * softirqs of the side's network namespace), and the NAPI ids it served.
  *
  * Threads: a loop thread's CPU is its own (RUSAGE_THREAD) plus that of the
- * io_uring kernel threads working for it: the SQPOLL thread "iou-sqp-TID" and
- * io-wq workers "iou-wrk-TID" carry the tid of the thread whose ring they serve
- * (/proc/self/task/T/comm), and their CPU (schedstat, as system time) is that
- * loop thread's. A worker that exits inside the interval takes its CPU with it:
+ * io_uring kernel threads working for its loop, as the engine lists them
+ * (bp_loop_kthreads: the SQPOLL thread "iou-sqp-TID", the io-wq workers of the
+ * submitter "iou-wrk-TID"), read from their CPU clocks (bp_thread_cpu_ns) and
+ * counted as system time of that loop thread. A worker that exits inside the interval takes its CPU with it:
  * the evidence counts the threads alive at both ends (and names them), never less
  * than the loop thread itself.
  *
