@@ -104,23 +104,38 @@ static const char *seconds_text(double max, char *buf, size_t len)
 	return buf;
 }
 
-int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
-		     size_t errlen)
+/* decimal_end - where the plain decimal at the start of s ends (digits, one '.' at most); *digits how many. */
+static const char *decimal_end(const char *s, int *digits)
 {
-	const char *p = s;
-	int digits = 0, dots = 0;
-	double v, mult = 1;
-	char words[32];
+	int dots = 0;
 
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
+	*digits = 0;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			(*digits)++;
+		else if (*s == '.' && !dots)
 			dots++;
 		else
 			break;
 	}
-	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+	return s;
+}
+
+/* negative - s is a negative number ("-5", "-.5"), not merely text starting with '-'. */
+static bool negative(const char *s)
+{
+	return s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.');
+}
+
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen)
+{
+	int digits;
+	const char *p = decimal_end(s, &digits);
+	double v, mult = 1;
+	char words[32];
+
+	if (negative(s))
 		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
 	/* fio's time units: none or s seconds, ms, m minutes, h hours */
 	if (!strcmp(p, "ms"))
@@ -144,19 +159,11 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
 
 int tool_opt_rate(const char *name, const char *s, double max, double *out, char *err, size_t errlen)
 {
-	const char *p = s;
-	int digits = 0, dots = 0;
+	int digits;
+	const char *p = decimal_end(s, &digits);
 	double v, mult = 1;
 
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
-			dots++;
-		else
-			break;
-	}
-	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+	if (negative(s))
 		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
 	if (!strcmp(p, "k"))
 		mult = 1e3;
