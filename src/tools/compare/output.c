@@ -36,7 +36,7 @@ static const char *proof_reason(const struct cmp_report *r, const struct cmp_cel
 		return "loopback has no NAPI to poll";
 	if ((cm->policy == BP_POLICY_SUSPEND && !cm->busy_usecs) || (sm->policy == BP_POLICY_SUSPEND && !sm->busy_usecs))
 		return "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so the "
-		       "interrupt path takes the packets; give the mode usecs=64";
+		       "interrupt path takes the packets; give the mode usecs=30 (its default)";
 	if (c->flows > r->opts.threads)
 		return "with several flows per thread the wait finds work ready and rarely needs to busy poll";
 	return "";
