@@ -8,6 +8,8 @@
  *     (BusyPollRxPackets per transaction) on both ends, by either path;
  *   - coalescing on veth: --coalesce rx-usecs=0 and --coalesce-matrix say, in the
  *     header and in json, that neither end can change it, and the run completes;
+ *   - --rates through the agent: a cell per offered rate (the open loop is the
+ *     client's; the server on B is the same), none failed;
  *   - restore: epoll:suspend sets B's (and A's) NAPI settings; they are back after
  *     a normal end, after compare is SIGKILLed mid-run (its ssh, and its own agent,
  *     see their input end), and after the standing agent is SIGKILLed mid-run and
@@ -77,6 +79,11 @@ static const char *const CHECKER =
 	"                fail(str(r))\n"
 	"        if not e['served_napi_ids'] or not e['napi']: fail('no NAPI: ' + str(e))\n"
 	"    if any(c['failed'] for c in d['cells']): fail('a cell failed')\n"
+	"elif what == 'rates':\n"
+	"    d = json.load(open(files[0]))\n"
+	"    got = [(c['offered_rate'], c['closed_loop'], c['failed']) for c in d['cells']]\n"
+	"    if got != [(2000, False, False), (None, True, False)]: fail('cells: ' + str(got))\n"
+	"    if any(not c['tps'] for c in d['cells']): fail('a cell without transactions')\n"
 	"elif what == 'pingpong':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    if not d['server']['agent']: fail('no agent')\n"
@@ -326,6 +333,19 @@ static void coalescing_on_veth(void)
 	printf("ok: coalescing on veth: unsupported in the header and json, the runs complete\n");
 }
 
+/* 2b. the open loop through the agent: every mode at every offered rate, the server there */
+static void rates_through_the_agent(void)
+{
+	char out[96], err[96];
+	const char *rates[] = { "--modes", "epoll:block", "--rates", "2000,max", "-q", "--format", "json", NULL };
+
+	path_in(out, sizeof(out), "rates.json");
+	path_in(err, sizeof(err), "err");
+	BPT_CHECK(compare_remote(false, rates, out, err, 60000) == 0, "compare --remote --rates: %s", said(err));
+	check("rates", out, NULL);
+	printf("ok: compare --remote --rates 2000,max: a cell per offered rate, the server on B\n");
+}
+
 /* 3. restore: normal end, compare SIGKILLed, the agent SIGKILLed and restarted */
 static void restores(void)
 {
@@ -464,6 +484,7 @@ int main(void)
 
 	columns_and_proof();
 	coalescing_on_veth();
+	rates_through_the_agent();
 	restores();
 	pingpong_and_perf();
 

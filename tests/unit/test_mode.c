@@ -140,11 +140,12 @@ static void test_defaults_epoll(void **state)
 
 	m = parse_ok("epoll:hybrid");
 	assert_int_equal(m.policy, BP_POLICY_HYBRID);
-	assert_int_equal(m.period_us, 100);
+	assert_int_equal(m.period_us, 30); /* about one wake-up on the test bed (docs/rate.md) */
 
 	m = parse_ok("epoll:suspend");
 	assert_int_equal(m.policy, BP_POLICY_SUSPEND);
-	assert_int_equal(m.busy_usecs, 64); /* 0 never waits in the busy-poll loop: no busy polling on a request/response path */
+	/* 0 never waits in the busy-poll loop: no busy polling on a request/response path; 30: one wake-up */
+	assert_int_equal(m.busy_usecs, 30);
 	assert_int_equal(m.budget, 64);
 	assert_true(m.prefer); /* implied */
 	assert_int_equal(m.defer_hard_irqs, 100);
@@ -175,7 +176,7 @@ static void test_defaults_uring(void **state)
 	assert_int_equal(m.setup, BP_URING_SETUP_DEFER); /* no task-work IPI per completion */
 
 	m = parse_ok("uring:hybrid");
-	assert_int_equal(m.period_us, 100);
+	assert_int_equal(m.period_us, 30);
 	assert_int_equal(m.setup, BP_URING_SETUP_DEFER);
 
 	m = parse_ok("uring:sqpoll");
@@ -290,6 +291,9 @@ static void test_keys_other(void **state)
 	assert_int_equal(m.keys_set, BP_KEY_SPIN);
 	m = parse_ok("uring:sqpoll,spin=0,napi=5");
 	assert_false(m.spin);
+	m = parse_ok("uring:sqpoll,cpu=1023");
+	assert_int_equal(m.sq_cpu, 1023);
+	assert_int_equal(m.keys_set, BP_KEY_CPU);
 }
 
 /* ---- errors ---- */
@@ -325,7 +329,9 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll:suspend,bogus=1", { "(keys: usecs, budget, defer, gro-flush, suspend)" } },
 	{ "epoll:suspend,prefer", { "epoll:suspend", "prefer" } },
 	{ "uring:sqpoll,setup=plain", { "uring:sqpoll", "setup" } },
-	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin)" } },
+	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin, cpu)" } },
+	{ "uring:sqpoll,cpu=1024", { "uring:sqpoll: cpu=1024 is out of range (0..1023)" } },
+	{ "uring:napi,cpu=1", { "unknown key 'cpu'" } },
 	{ "uring:spin,spin", { "uring:spin: unknown key 'spin'", "(keys: setup)" } },
 	{ "epoll:spin,spin", { "epoll:spin takes no keys" } },
 	{ "uring:sqpoll,spin=2", { "spin='2' must be 0 or 1" } },
@@ -427,8 +433,8 @@ static void test_format_canonical(void **state)
 		{ "epoll:napi,prefer=0", "epoll:napi,usecs=64,budget=8" },
 		{ "epoll:napi,budget=128,usecs=50", "epoll:napi,usecs=50,budget=128" },
 		{ "epoll:spin", "epoll:spin" },
-		{ "epoll:hybrid", "epoll:hybrid,period=100" },
-		{ "epoll:suspend", "epoll:suspend,usecs=64,budget=64,defer=100,gro-flush=20000,suspend=2000000" },
+		{ "epoll:hybrid", "epoll:hybrid,period=30" },
+		{ "epoll:suspend", "epoll:suspend,usecs=30,budget=64,defer=100,gro-flush=20000,suspend=2000000" },
 		{ "uring:block", "uring:block,setup=defer" },
 		{ "uring:napi", "uring:napi,usecs=64,tracking=dynamic,setup=defer" },
 		{ "uring:napi,setup=coop,prefer,tracking=static",
@@ -439,6 +445,9 @@ static void test_format_canonical(void **state)
 		{ "uring:sqpoll,napi=50", "uring:sqpoll,idle=1000,napi=50" },
 		{ "uring:sqpoll,spin", "uring:sqpoll,idle=1000,napi=0,spin" },
 		{ "uring:sqpoll,spin=0", "uring:sqpoll,idle=1000,napi=0" },
+		/* cpu has no default: named only when given, then after the other keys */
+		{ "uring:sqpoll,cpu=1", "uring:sqpoll,idle=1000,napi=0,cpu=1" },
+		{ "uring:sqpoll,cpu=0,spin", "uring:sqpoll,idle=1000,napi=0,spin,cpu=0" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
