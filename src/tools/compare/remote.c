@@ -321,6 +321,8 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	snprintf(r->kernel, sizeof(r->kernel), "%s", r->ends[0].kernel);
 	r->sysctl_busy_poll = r->ends[0].busy_poll;
 	r->sysctl_busy_read = r->ends[0].busy_read;
+	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
+		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
 	/* this end's changes go through an agent too: journalled, restored if we are killed */
 	if (local_agent) {
 		if ((rc = agent_local(&la, NULL, err, errlen)))
