@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes the hand-made seeds of fuzz/corpus/{mode,rr_proto,pingpong_proto,control}/ (run from anywhere).
 
+control/agent-*: the two-host agent's requests and replies (tools/common/agent_wire.h).
+
 The seeds are small valid and near-valid inputs, so the fuzzer starts from the
 accepted paths; the files are committed, this only documents where they came from.
 """
@@ -101,6 +103,41 @@ if __name__ == "__main__":
     write("control", "bad-int-length", ctl(4, struct.pack("<HHI", 2, 4, 7)))
     write("control", "nested-record", ctl(7, ctl_record(46, ctl_record(46, b""))))
     write("control", "cut-short", ctl(1, rr_hello)[:-3])
+    # control, the agent's messages: tags from tools/common/control.h (SERVER 160.., NAPI 184.., path 200..)
+    napi = (ctl_u64(184, 8193) + ctl_u64(185, 2) + ctl_u64(186, -1) + ctl_u64(187, -1) + ctl_u64(188, 2) +
+            ctl_u64(189, 200000) + ctl_u64(190, 0) + ctl_u64(191, 0) + ctl_u64(192, 0x3c))
+    write("control", "agent-hello-ok", ctl(2, ctl_text(1, "agent") + ctl_text(174, "0.9.0") + ctl_u64(9, 4242) +
+                                           ctl_text(170, "hostb") + ctl_text(11, "6.18.0") +
+                                           ctl_u64(173, 4026531840) + ctl_u64(171, 0) + ctl_u64(172, -1) +
+                                           ctl_u64(6, 1) + ctl_u64(6, 3)))
+    write("control", "agent-requests",
+          ctl(11, ctl_text(1, "rr") + ctl_text(5, "epoll:napi,usecs=64") + ctl_text(10, "10.0.0.2") +
+              ctl_u64(167, 0) + ctl_u64(6, 1) + ctl_u64(7, 1) + ctl_u64(175, -1), seq=2) +
+          ctl(13, ctl_u64(160, 1), seq=3) +
+          ctl(14, ctl_u64(184, 8193) + ctl_u64(8, 1) + ctl_text(162, "defer-hard-irqs=2,gro-flush-timeout=200000"),
+              seq=4) +
+          ctl(15, ctl_text(161, "eth0") + ctl_text(164, "gro_flush_timeout") + ctl_u64(165, 0) + ctl_u64(8, 1),
+              seq=5) +
+          ctl(16, ctl_text(161, "eth0") + ctl_text(162, "rx-usecs=0,adaptive-rx=off") + ctl_u64(8, 1), seq=6) +
+          ctl(17, ctl_text(161, "eth0") + ctl_text(162, "combined=4") + ctl_u64(8, 1), seq=7) +
+          ctl(18, ctl_text(10, "10.0.0.2"), seq=8) + ctl(10, ctl_u64(160, 1), seq=9) + ctl(20, seq=10))
+    write("control", "agent-napi", ctl(14, napi))
+    write("control", "agent-server-info", ctl(12, ctl_u64(160, 1) + ctl_text(1, "rr") + ctl_u64(9, 777) +
+                                              ctl_text(10, "10.0.0.2:40000") + ctl_u64(167, 40000) +
+                                              ctl_text(5, "epoll:block") + ctl_u64(6, 1) + ctl_u64(168, -1)))
+    path = (ctl_text(161, "eth0") + ctl_u64(200, 2) + ctl_text(201, "mlx5_core") + ctl_text(202, "6.18") +
+            ctl_text(203, "16.35") + ctl_text(204, "0000:3b:00.0") + ctl_text(205, "combined=2") +
+            ctl_text(163, "combined=8") + ctl_text(206, "rx-usecs=8,rx-frames=128,adaptive-rx=on") +
+            ctl_u64(207, 2) + ctl_u64(208, 2) + ctl_u64(209, 2) +
+            ctl_record(210, ctl_u64(211, 0) + ctl_u64(212, 0) + ctl_u64(184, 8193)) +
+            ctl_record(210, ctl_u64(211, 0) + ctl_u64(212, 1) + ctl_u64(184, 8193)) +
+            ctl_record(213, napi) + ctl_record(213, napi.replace(ctl_u64(184, 8193), ctl_u64(184, 8194))) +
+            ctl_record(214, ctl_u64(215, 98) + ctl_u64(184, 8193) + ctl_text(216, "mlx5_comp0@pci:0000:3b:00.0") +
+                       ctl_text(217, "0-1") + ctl_text(218, "1")) +
+            ctl_record(219, ctl_u64(220, 5) + ctl_u64(3, 0) + ctl_text(4, "no IRQs: a virtual device")))
+    write("control", "agent-path", ctl(19, path))
+    write("control", "agent-path-napi-count-short", ctl(19, path.replace(ctl_u64(209, 2), ctl_u64(209, 1))))
+    write("control", "agent-bye", ctl(20, ctl_u64(169, 3)))
     # pingpong_proto: (sel >> 1) % 5 = wanted type (0 any), bit 0 = a whole datagram
     write("pingpong_proto", "request-stream", b"\x00" + pp_hdr(1, 64) + bytes(range(16)))
     write("pingpong_proto", "request-dgram", b"\x03" + pp_hdr(1, 48))
