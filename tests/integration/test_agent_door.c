@@ -4,9 +4,12 @@
  * way a client can be wrong is refused, logged with that client's address, and the
  * agent serves a good client right after:
  *   a client with the wrong key (the client library finds the agent out; a raw
- *   client that sends a wrong proof anyway is refused by the agent), a replayed
+ *   client that sends a wrong proof anyway is refused by the agent), a client with
+ *   no key that speaks the control protocol at once (refused as garbage), a replayed
  *   transcript, a client that connects and stalls, garbage, a truncated handshake,
- *   an oversized message and a tampered record after authenticating, 1,000
+ *   an oversized message and a tampered record after authenticating, a record
+ *   that opens but holds no control message (answered with an error, the session
+ *   goes on: the next request is served), 1,000
  *   unauthenticated connections at once (held: the agent's descriptors show them)
  *   and, with a small --max-pending, the oldest dropped to let a good client in;
  *   a key file open to others refused at start with one line and exit 2.
@@ -30,6 +33,7 @@
 #include "bptest.h"
 #include "tools/common/auth.h"
 #include "tools/common/chan.h"
+#include "tools/common/control.h"
 #include "tools/common/agent_client.h"
 #include "tools/common/remote.h"
 
@@ -174,7 +178,45 @@ static void stalled_and_garbage(void)
 	close(fd);
 	snprintf(line, sizeof(line), "%sgarbage: not a busypoll agent client", who);
 	BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);
-	good_client("after stalled, truncated and garbage clients");
+
+	/* no key: the control protocol's HELLO straight away, as to an rr server */
+	{
+		static struct ctl_msg m;
+		uint8_t wire[CTL_HDR_LEN + 64];
+		int n;
+
+		ctl_msg_init(&m, CTL_HELLO);
+		ctl_put_text(&m, CTL_T_TOOL, "rr");
+		n = ctl_encode(&m, wire, sizeof(wire));
+		BPT_CHECK(n > 0, "ctl_encode %d", n);
+		fd = bpt_connect(agent.port);
+		me(fd, who, sizeof(who));
+		bpt_send_all(fd, wire, (size_t)n);
+		BPT_CHECK(bpt_wait_closed(fd, 2000) >= 0, "a control message without the handshake was not refused");
+		close(fd);
+		snprintf(line, sizeof(line), "%sgarbage: not a busypoll agent client", who);
+		BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);
+	}
+	good_client("after stalled, truncated, garbage and keyless clients");
+}
+
+/* sealed_reply - the type of the next control message the agent sends on fd's channel (-1: none). */
+static int sealed_reply(int fd, struct auth *a)
+{
+	static uint8_t frame[CHAN_FRAME_MAX], msg[CHAN_MAX_MSG];
+	static struct ctl_msg m;
+	const char *why = "";
+	uint32_t len;
+	size_t mlen;
+
+	if (!bpt_recv_all(fd, frame, 4, 5000))
+		return -1;
+	memcpy(&len, frame, 4); /* little-endian, as this machine */
+	if (len > CHAN_MAX_MSG + CHAN_ABYTES || !bpt_recv_all(fd, frame + 4, len, 5000) ||
+	    chan_open(&a->chan, frame, 4 + (size_t)len, msg, sizeof(msg), &mlen) <= 0 ||
+	    ctl_decode(msg, mlen, &m, &why) != (int)mlen)
+		return -1;
+	return m.type;
 }
 
 static void after_authentication(void)
@@ -206,7 +248,30 @@ static void after_authentication(void)
 	close(fd);
 	snprintf(line, sizeof(line), "%sa record that does not open", who);
 	BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);
-	good_client("after an oversized message and a tampered record");
+
+	/* a record that opens but is no control message: an error back, and the session goes on */
+	fd = bpt_connect(agent.port);
+	me(fd, who, sizeof(who));
+	raw_handshake(fd, key, sent, &sent_len, &a);
+	n = chan_seal(&a.chan, "GET / HTTP/1.1\r\n", 16, frame, sizeof(frame));
+	bpt_send_all(fd, frame, (size_t)n);
+	BPT_CHECK(sealed_reply(fd, &a) == CTL_ERROR, "no error for a record without a control message");
+	{
+		static struct ctl_msg m;
+		uint8_t wire[CTL_HDR_LEN + 64];
+		int len;
+
+		ctl_msg_init(&m, CTL_HELLO);
+		m.seq = 7;
+		len = ctl_encode(&m, wire, sizeof(wire));
+		n = chan_seal(&a.chan, wire, (size_t)len, frame, sizeof(frame));
+		bpt_send_all(fd, frame, (size_t)n);
+	}
+	BPT_CHECK(sealed_reply(fd, &a) == CTL_HELLO_OK, "the session did not go on after a garbage record");
+	close(fd);
+	snprintf(line, sizeof(line), "%.*sa request refused: ", (int)(strlen(who) - strlen("refused: ")), who);
+	BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);
+	good_client("after an oversized message, a tampered record and a garbage one");
 }
 
 static void flood(void)
