@@ -79,6 +79,7 @@ static const char *const CHECKER =
 	"                fail(str(r))\n"
 	"        if not e['served_napi_ids'] or not e['napi']: fail('no NAPI: ' + str(e))\n"
 	"    if any(c['failed'] for c in d['cells']): fail('a cell failed')\n"
+	"    if not d['remote']['restored_server']: fail('B restored nothing: ' + str(d['remote']))\n"
 	"elif what == 'rates':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    got = [(c['offered_rate'], c['closed_loop'], c['failed']) for c in d['cells']]\n"

@@ -311,14 +311,15 @@ static void do_sample(struct session *s, struct ctl_msg *out)
 
 static void do_bye(struct session *s, struct ctl_msg *out)
 {
-	unsigned changes = s->changes;
+	/* what goes back: every journalled setting, a server's NAPIs kept as found among them */
+	unsigned restored = s->journal.entries;
 
 	if (session_end(s, "the client said bye")) {
 		ctl_error_msg(out, EIO, "not everything could be restored (see the agent's log)");
 		return;
 	}
 	ctl_msg_init(out, CTL_BYE);
-	ctl_put_u64(out, CTL_T_RESTORED, changes);
+	ctl_put_u64(out, CTL_T_RESTORED, restored);
 }
 
 /* for_server - a message the agent relays to one of the session's servers. */
@@ -393,6 +394,7 @@ size_t session_handle(struct session *s, const void *req, size_t len, uint8_t *r
 
 int session_end(struct session *s, const char *why)
 {
+	unsigned kept = s->journal.entries;
 	int failed;
 
 	if (s->ended)
@@ -400,8 +402,8 @@ int session_end(struct session *s, const char *why)
 	s->ended = true;
 	servers_stop_all(s, why);
 	failed = journal_finish(&s->journal, agent_log_journal, s->peer);
-	(failed ? agent_log : agent_info)(s->peer, "session ended (%s): %u request(s), %u change(s)%s", why,
-					  s->requests, s->changes,
-					  failed ? ", NOT all restored" : s->changes ? ", all restored" : "");
+	(failed ? agent_log : agent_info)(s->peer, "session ended (%s): %u request(s), %u change(s), %u setting(s) "
+					  "journalled%s", why, s->requests, s->changes, kept,
+					  failed ? ", NOT all restored" : kept ? ", all restored" : "");
 	return failed;
 }
