@@ -33,6 +33,8 @@
  * user_data: the bp_io pointer shifted left by 3, with the op in the low 3
  * bits. Shifting instead of or-ing into the pointer's low bits, because the
  * wake io is embedded in struct bp_loop at an offset that is only 4-aligned.
+ * Op 0 is storage I/O (struct bp_aio, core/aio.c): its CQE goes straight back
+ * to the core (bp_aio_complete), it never becomes a bp_event.
  *
  * Ownership of an io: every op we submit for it adds 1 to io->inflight; its
  * last CQE (for a multishot poll: the one without IORING_CQE_F_MORE) takes it
@@ -76,6 +78,7 @@
 
 /* ops, in the low 3 bits of user_data */
 enum {
+	OP_AIO = 0,     /* storage I/O: the pointer is a struct bp_aio, not a bp_io */
 	OP_RECV = 1,    /* stream receive into rbuf */
 	OP_RECVMSG = 2, /* receive with c->rmsg: datagram or timestamped conns */
 	OP_SEND = 3,    /* stream send */
@@ -556,6 +559,22 @@ static int uring_del(struct bp_loop *loop, struct bp_io *io)
 	return 0;
 }
 
+/* uring_aio_submit - storage I/O on the loop's own ring, submitted with the next wait. */
+static int uring_aio_submit(struct bp_loop *loop, struct bp_aio *a)
+{
+	struct uring *u = ring_of(loop);
+	struct io_uring_sqe *sqe;
+	int err = 0;
+
+	sqe = get_sqe(loop, u, &err);
+	if (!sqe)
+		return err;
+	bp_aio_prep_sqe(sqe, a);
+	io_uring_sqe_set_data64(sqe, ((uint64_t)(uintptr_t)a << 3) | OP_AIO);
+	u->ops++;
+	return 0;
+}
+
 static void uring_napi_seen(struct bp_loop *loop, uint32_t napi_id)
 {
 	struct uring *u = ring_of(loop);
@@ -607,6 +626,10 @@ static void handle_cqe(struct bp_loop *loop, struct uring *u, const struct io_ur
 
 	if (!more && u->ops)
 		u->ops--;
+	if (op == OP_AIO) {
+		bp_aio_complete(loop, (struct bp_aio *)(uintptr_t)(cqe->user_data >> 3), cqe->res);
+		return;
+	}
 	if (op == OP_CANCEL || !io)
 		return;
 	if (!more) {
@@ -743,4 +766,5 @@ const struct bp_backend_ops bp_backend_uring = {
 	.del = uring_del,
 	.wait = uring_wait,
 	.napi_seen = uring_napi_seen,
+	.aio_submit = uring_aio_submit,
 };

@@ -78,6 +78,8 @@ void bp_loop_destroy(struct bp_loop *loop)
 		bp_conn_discard(loop->conns);
 	while (loop->listeners)
 		bp_listener_discard(loop->listeners);
+	/* Storage I/O first: the kernel must be done with its buffers before we return. */
+	bp_aio_loop_fini(loop);
 	/* Tearing the backend down ends every op in flight, so nothing is left to wait for. */
 	loop->be->fini(loop);
 	bp_loop_reap(loop, true);
@@ -140,6 +142,9 @@ static void loop_dispatch(struct bp_loop *loop)
 			bp_loop_run_posts(loop);
 			break;
 		}
+		case BP_IO_AIO:
+			bp_aio_ring_event(loop);
+			break;
 		}
 	}
 	loop->nev = 0;
@@ -147,10 +152,18 @@ static void loop_dispatch(struct bp_loop *loop)
 
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 {
-	int64_t timeout_ns = loop_wait_timeout(loop, timeout_us < 0 ? -1 : timeout_us * 1000);
-	uint64_t t0 = loop->now_ns = bp_now_ns(), t1;
+	return bp_loop_iterate(loop, loop_wait_timeout(loop, timeout_us < 0 ? -1 : timeout_us * 1000));
+}
+
+int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
+{
+	uint64_t t0, t1;
 	int n;
 
+	/* Storage I/O queued since the last wait goes now; finished I/O must not wait for a sleep. */
+	if (loop->aio && bp_aio_before_wait(loop))
+		timeout_ns = 0;
+	t0 = loop->now_ns = bp_now_ns();
 	loop->nev = 0;
 	n = loop->be->wait(loop, timeout_ns);
 	t1 = loop->now_ns = bp_now_ns();
@@ -161,6 +174,8 @@ int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 		loop->ctr.sleep_ns += t1 - t0;
 	if (n < 0)
 		return n;
+	if (loop->aio)
+		n += bp_aio_collect(loop);
 	if (n == 0) {
 		loop->ctr.empty_polls++;
 	} else {
@@ -168,6 +183,11 @@ int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 			loop->ctr.wakeups++;
 		loop->last_activity_ns = t1;
 		loop_dispatch(loop);
+	}
+	if (loop->aio) {
+		bp_aio_collect(loop);
+		if (loop->aio->done_head)
+			bp_aio_run_done(loop);
 	}
 	if (loop->timers.len)
 		bp_timers_run(loop, loop->now_ns);
