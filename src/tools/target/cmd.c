@@ -32,14 +32,22 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 		o->mode_text, poll, c->queue_depth, c->max_queues,
 		c->n_allow ? ", hosts restricted (--allow-host)" : ", any host");
 	for (int i = 0; i < c->n_ns; i++) {
-		const struct bp_nvmet_ns_spec *s = &c->ns[i];
+		struct bp_nvmet_ns_info ni;
 
-		if (s->kind == BP_NVMET_NS_RAM)
-			fprintf(stderr, "busypoll target:   nsid %d: ram, %llu bytes, %u-byte blocks\n", i + 1,
-				(unsigned long long)s->size, s->block_size);
-		else
-			fprintf(stderr, "busypoll target:   nsid %d: file %s, %u-byte blocks\n", i + 1, s->path,
-				s->block_size);
+		if (bp_nvmet_ns_info(t, i, &ni))
+			break;
+		if (ni.kind == BP_NVMET_NS_RAM) {
+			fprintf(stderr, "busypoll target:   nsid %u: ram, %llu bytes, %u-byte blocks\n", ni.nsid,
+				(unsigned long long)ni.size, ni.block_size);
+			continue;
+		}
+		fprintf(stderr, "busypoll target:   nsid %u: %s %s, %llu bytes, %u-byte blocks, %s%s%s%s%s, storage "
+			"depth %u per thread\n", ni.nsid, ni.blockdev ? "block device" : "file", ni.desc + 5,
+			(unsigned long long)ni.size, ni.block_size, ni.direct ? "O_DIRECT" : "page cache",
+			ni.read_only ? ", read-only" : "", ni.write_cache ? ", volatile write cache" : "",
+			ni.write_zeroes ? ", Write Zeroes" : "",
+			ni.deallocate ? (ni.dealloc_zeroes ? ", deallocate (reads zeros)" : ", deallocate") : "",
+			c->io_depth);
 	}
 	fflush(stderr);
 }

@@ -18,7 +18,7 @@
 
 enum {
 	OPT_LISTEN = 256, OPT_NQN, OPT_NS, OPT_ALLOW, OPT_THREADS, OPT_CPUS, OPT_MODE, OPT_POLL, OPT_PRIO,
-	OPT_MAXQ, OPT_DEPTH, OPT_MAXCONNS, OPT_MAXXFER, OPT_INLINE, OPT_LOG, OPT_CONNTMO,
+	OPT_MAXQ, OPT_DEPTH, OPT_MAXCONNS, OPT_MAXXFER, OPT_INLINE, OPT_LOG, OPT_CONNTMO, OPT_IODEPTH,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "inline-data", required_argument, NULL, OPT_INLINE },
 	{ "log-level", required_argument, NULL, OPT_LOG },
 	{ "connect-timeout-ms", required_argument, NULL, OPT_CONNTMO },
+	{ "io-depth", required_argument, NULL, OPT_IODEPTH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -56,7 +57,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: busypoll target --ns ram:SIZE|file:PATH[,size=SIZE] [options]\n"
+		"usage: busypoll target --ns ram:SIZE|file:PATH[,options] [options]\n"
 		"\n"
 		"An NVMe/TCP target (like the kernel's nvmet-tcp) on the busypoll engine, with\n"
 		"nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
@@ -66,9 +67,15 @@ static void usage(FILE *out)
 		"                           address is reachable from elsewhere: your choice)\n"
 		"  --nqn NQN                subsystem NQN (default nqn.2024-01.io.busypoll:target)\n"
 		"  --ns SPEC                a namespace, repeatable (nsid 1, 2, ... in order):\n"
-		"                             ram:SIZE[,bs=512|4096]          e.g. ram:64M\n"
-		"                             file:PATH[,size=SIZE][,bs=N]    file or block device;\n"
-		"                             size= creates or grows the file; Flush = fdatasync\n"
+		"                             ram:SIZE[,bs=N]                 e.g. ram:64M\n"
+		"                             file:PATH[,size=SIZE][,bs=N][,buffered][,ro]\n"
+		"                             a regular file or a block device, O_DIRECT with\n"
+		"                             asynchronous I/O (buffered: the page cache); size=\n"
+		"                             creates or grows a file; bs= 512..4096 (default: what\n"
+		"                             the device needs); ro: read-only (also when it is not\n"
+		"                             writable); Flush = fdatasync\n"
+		"  --io-depth N             storage I/Os in flight per namespace per thread,\n"
+		"                           1..%u (default 128); more wait in order\n"
 		"  --allow-host HOSTNQN     only these hosts may connect (repeatable; default any)\n"
 		"  --threads N              loop threads, 1..%d (default 1); queues are placed\n"
 		"                           on them by NAPI id\n"
@@ -88,8 +95,8 @@ static void usage(FILE *out)
 		"  --log-level LEVEL        error, warn, info (default) or debug\n"
 		"  -h, --help               this text\n"
 		"\n"
-		"Per-queue counters go to stdout on SIGUSR1 and at exit (SIGINT/SIGTERM).\n",
-		BP_NVMET_MAX_THREADS, MAX_PRIORITY);
+		"Per-queue and storage counters go to stdout on SIGUSR1 and at exit (SIGINT/SIGTERM).\n",
+		BP_AIO_MAX_DEPTH, BP_NVMET_MAX_THREADS, MAX_PRIORITY);
 }
 
 static int opt_uint(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out, char *err,
@@ -255,6 +262,10 @@ int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, s
 			r = opt_size("--inline-data", optarg, 4096, 65536, &cfg->inline_data, err, errlen);
 			if (!r && cfg->inline_data % 16)
 				r = fail(err, errlen, "--inline-data %s: must be a multiple of 16", optarg);
+			break;
+		case OPT_IODEPTH:
+			r = opt_uint("--io-depth", optarg, 1, BP_AIO_MAX_DEPTH, &v, err, errlen);
+			cfg->io_depth = (uint32_t)v;
 			break;
 		case OPT_CONNTMO:
 			r = opt_uint("--connect-timeout-ms", optarg, 0, 3600000, &v, err, errlen);
