@@ -261,6 +261,30 @@ static int bdev_setup(struct nvmet_ns *ns, const struct stat *sb, const char *pa
 	return 0;
 }
 
+/*
+ * What O_DIRECT on this regular file needs: the file system says (statx
+ * STATX_DIOALIGN, Linux 6.1); one that does not say (tmpfs) gets its device's
+ * logical block size, or 512.
+ */
+static int dio_alignment(struct nvmet_ns *ns, const struct stat *sb, const char *path, uint32_t *need)
+{
+	struct statx stx;
+	char v[32];
+
+	if (statx(ns->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
+		if (!stx.stx_dio_offset_align)
+			return open_fail(ns, -EINVAL, "--ns file:%s: this file system does not do O_DIRECT; add ,buffered "
+					 "to go through the page cache", path);
+		if (stx.stx_dio_mem_align > NVMET_BUF_ALIGN)
+			return open_fail(ns, -EINVAL, "--ns file:%s: O_DIRECT needs %u-byte aligned memory here; add "
+					 ",buffered", path, stx.stx_dio_mem_align);
+		*need = stx.stx_dio_offset_align;
+		return 0;
+	}
+	*need = bdev_queue_attr(sb->st_dev, "logical_block_size", v, sizeof(v)) ? (uint32_t)strtoul(v, NULL, 10) : 512;
+	return 0;
+}
+
 /* open(2) as the spec asks: O_DIRECT unless buffered, read-only when writing is refused. */
 static int open_path(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, bool bdev)
 {
@@ -335,18 +359,8 @@ static int file_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec)
 			return open_fail(ns, -errno, "--ns file:%s: BLKGETSIZE64: %s", spec->path, strerror(errno));
 		ns->size = spec->size && spec->size < bytes ? spec->size : bytes;
 	} else if (S_ISREG(sb.st_mode)) {
-		if (ns->direct) {
-			struct statx stx;
-
-			if (statx(ns->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) < 0 ||
-			    !(stx.stx_mask & STATX_DIOALIGN) || !stx.stx_dio_offset_align)
-				return open_fail(ns, -EINVAL, "--ns file:%s: this file system does not do O_DIRECT; add "
-						 ",buffered to go through the page cache", spec->path);
-			if (stx.stx_dio_mem_align > NVMET_BUF_ALIGN)
-				return open_fail(ns, -EINVAL, "--ns file:%s: O_DIRECT needs %u-byte aligned memory here; "
-						 "add ,buffered", spec->path, stx.stx_dio_mem_align);
-			need = stx.stx_dio_offset_align;
-		}
+		if (ns->direct && (ret = dio_alignment(ns, &sb, spec->path, &need)))
+			return ret;
 		if (spec->size && (uint64_t)sb.st_size < spec->size) {
 			if (ns->readonly)
 				return open_fail(ns, -EINVAL, "--ns file:%s: read-only, and shorter than size=%llu",
