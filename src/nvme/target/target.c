@@ -217,8 +217,13 @@ static int listen_on_loop(struct bp_loop *loop, void *arg)
 	if (ret == -EADDRINUSE)
 		return bp_set_last_error(ret, "--listen %s: the port is in use (another target? pick another port)",
 					 addr);
-	if (ret)
-		return bp_set_last_error(ret, "--listen %s: %s", addr, bp_last_error());
+	if (ret) {
+		char why[256];
+
+		/* a copy: the message is written into the buffer bp_last_error() returns */
+		snprintf(why, sizeof(why), "%s", bp_last_error());
+		return bp_set_last_error(ret, "--listen %s: %s", addr, why);
+	}
 	bp_listener_on_error(t->listener, on_accept_error);
 	t->port = bp_listener_port(t->listener);
 	return 0;

@@ -33,6 +33,7 @@
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
+#include "tools/bed/xps.h"
 
 #include "tools/common/commands.h"
 #include "tools/common/emit.h"
@@ -168,6 +169,8 @@ static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t 
 struct end_state {
 	int gro;        /* 1 on, 0 off, -1 unknown */
 	int up;         /* IFF_UP: 1, 0, -1 unknown */
+	int xps[BP_TESTBED_MAX_QUEUES];  /* the rx queue of each tx queue (xps_rxqs); -1 any */
+	int nxps;       /* tx queues; -1 unknown */
 	struct bp_napi_info napi[BP_TESTBED_MAX_QUEUES];
 	int nnapi;
 };
@@ -210,6 +213,8 @@ static int read_end(const struct bp_testbed *tb, int side, struct end_state *st)
 	}
 	/* coming back matters more than the read: the caller goes on in its namespace */
 	rc2 = bp_netns_restore(saved);
+	if (!rc && !rc2)
+		st->nxps = bp_netns_xps_read(tb->ns[side], tb->dev[side], st->xps, BP_TESTBED_MAX_QUEUES);
 	return rc ? rc : rc2;
 }
 
@@ -294,6 +299,18 @@ static void print_table(FILE *out, const struct bp_testbed *tb, const struct end
 			(int)sizeof(tb->ns[0]) / 2, tb->ns[i], tb->dev[i], addr, tb->ifindex[i],
 			tristate(st[i].gro, "on", "off"), tristate(st[i].up, "up", "down"));
 	}
+	for (int i = 0; i < 2; i++) {
+		char map[BP_TESTBED_MAX_QUEUES * 16];
+		bool symmetric;
+
+		if (st[i].nxps <= 0) {
+			fprintf(out, "%-5ctx->rx queues: ? (xps_rxqs not readable)\n", 'a' + i);
+			continue;
+		}
+		symmetric = bp_xps_format(st[i].xps, st[i].nxps, map, sizeof(map));
+		fprintf(out, "%-5ctx->rx queues: %s (%s)\n", 'a' + i, map,
+			symmetric ? "symmetric: a reply leaves on its request's queue" : "not symmetric");
+	}
 	fprintf(out, "\nNAPI instances (timeouts in ns):\n");
 	napi_table_header(out, "SIDE");
 	for (int i = 0; i < 2; i++) {
@@ -338,6 +355,9 @@ static void print_json(FILE *out, const struct bp_testbed *tb, const struct end_
 			napi_json_members(out, &st[i].napi[j], NULL);
 			fputc('}', out);
 		}
+		fprintf(out, "], \"xps_rxqs\": [");
+		for (int j = 0; j < st[i].nxps; j++)
+			fprintf(out, "%s%d", j ? ", " : "", st[i].xps[j]);
 		fprintf(out, "]}");
 	}
 	fprintf(out, "],\n \"commands\": {");
