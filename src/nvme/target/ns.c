@@ -28,7 +28,9 @@
 
 #include "nvme/target/internal.h"
 
-#define NS_RAM_MAX (1ull << 40)   /* 1 TiB of address space; only written pages cost memory */
+#define NS_RAM_MAX (1ull << 40)
+#define FLOCK_TRIES 30             /* a dead target's lock: wait up to 3 s for the kernel to let it go */
+#define FLOCK_WAIT_US 100000   /* 1 TiB of address space; only written pages cost memory */
 
 int bp_nvmet_parse_size(const char *text, uint64_t *bytes)
 {
@@ -345,10 +347,17 @@ static int file_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec)
 	ns->direct = !spec->buffered;
 	if ((ret = open_path(ns, spec, bdev)))
 		return ret;
-	/* Two targets writing one file would corrupt it for both. */
-	if (flock(ns->fd, LOCK_EX | LOCK_NB) < 0)
-		return open_fail(ns, errno == EWOULDBLOCK ? -EBUSY : -errno,
-				 "--ns file:%s: in use by another process (locked)", spec->path);
+	/*
+	 * Two targets writing one file would corrupt it for both. A target that was just
+	 * killed holds its lock a little longer, until the kernel has finished the storage
+	 * I/O it had in flight (its io_uring still refers to the file): wait that out.
+	 */
+	for (int tries = 0; flock(ns->fd, LOCK_EX | LOCK_NB) < 0; tries++) {
+		if (errno != EWOULDBLOCK || tries == FLOCK_TRIES)
+			return open_fail(ns, errno == EWOULDBLOCK ? -EBUSY : -errno,
+					 "--ns file:%s: in use by another process (locked)", spec->path);
+		usleep(FLOCK_WAIT_US);
+	}
 	if (fstat(ns->fd, &sb) < 0)
 		return open_fail(ns, -errno, "--ns file:%s: fstat: %s", spec->path, strerror(errno));
 	if (S_ISBLK(sb.st_mode)) {
