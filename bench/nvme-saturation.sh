@@ -353,8 +353,10 @@ else:
 po, ro = plateau(perf[0])
 pp, rp = plateau(perf[poll])
 if ro and rp:
-    ok = pp <= po and rp["latency_us"]["mean"] <= ro["latency_us"]["mean"]
+    # On a device-limited plateau the average is depth / IOPS: within 2% is the same average.
+    ao, ap = ro["latency_us"]["mean"], rp["latency_us"]["mean"]
+    ok = pp <= po and ap <= ao * 1.02
     print(f"  the plateau (95% of the best): poll off at {po} thread(s) ({ro['iops'] / 1e3:.1f}K, avg "
-          f"{ro['latency_us']['mean']:.1f} us), {name[poll]} at {pp} ({rp['iops'] / 1e3:.1f}K, avg {rp['latency_us']['mean']:.1f} us): "
-          f"poll mode {'reaches it with no more threads at no higher average' if ok else 'does NOT reach it with no more threads at no higher average'}")
+          f"{ao:.1f} us), {name[poll]} at {pp} ({rp['iops'] / 1e3:.1f}K, avg {ap:.1f} us, {100 * (ap / ao - 1):+.1f}%): "
+          f"poll mode {'reaches it with no more threads at no higher average (within 2%)' if ok else 'does NOT reach it with no more threads at no higher average (2% allowed)'}")
 EOF
