@@ -138,6 +138,44 @@ static int open_file(bool direct)
 	return fd;
 }
 
+/* One loop in a mode, a queue of depth on it, a file and an aligned buffer of nblk blocks. */
+struct fixture {
+	struct bp_loop *loop;
+	struct bp_aio_queue q;
+	int fd;
+	uint8_t *buf;
+};
+
+static bool fixture_up(struct fixture *f, const char *mode, uint32_t depth, int nblk)
+{
+	f->loop = loop_up(mode);
+	if (!f->loop)
+		return false;
+	f->fd = open_file(true);
+	f->buf = aligned((size_t)BLK * (size_t)nblk);
+	assert_int_equal(bp_aio_queue_init(&f->q, f->loop, depth), 0);
+	return true;
+}
+
+static void fixture_down(struct fixture *f)
+{
+	close(f->fd);
+	free(f->buf);
+	if (f->loop)
+		bp_loop_destroy(f->loop);
+	f->loop = NULL;
+}
+
+/* n one-block I/Os of op: block i of the buffer to or from block i of the file. */
+static void submit_blocks(struct fixture *f, struct bp_aio *a, struct done_rec *r, int n, uint8_t op)
+{
+	for (int i = 0; i < n; i++) {
+		a[i] = (struct bp_aio){ .op = op, .fd = f->fd, .buf = f->buf + i * BLK, .off = (uint64_t)i * BLK,
+					.len = BLK };
+		submit(&f->q, &a[i], &r[i]);
+	}
+}
+
 /* Write every block (some with FUA), fsync and fdatasync, read them back. */
 static void write_read(const char *mode, bool direct)
 {
@@ -218,36 +256,25 @@ static void test_depth_one_is_fifo(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < NMODES; m++) {
-		struct bp_loop *loop = loop_up(modes[m]);
-		struct bp_aio_queue q;
+		struct fixture f;
 		struct bp_aio a[16];
 		struct done_rec r[16];
-		uint8_t *b = aligned(BLK * 16);
 		struct bp_aio_stats st;
-		int fd;
 
-		if (!loop)
+		if (!fixture_up(&f, modes[m], 1, 16))
 			continue;
-		fd = open_file(true);
-		fill(b, BLK * 16, 3);
-		assert_int_equal(bp_aio_queue_init(&q, loop, 1), 0);
+		fill(f.buf, BLK * 16, 3);
 		order_seq = 0;
-		for (int i = 0; i < 16; i++) {
-			a[i] = (struct bp_aio){ .op = i % 2 ? BP_AIO_READ : BP_AIO_WRITE, .fd = fd, .buf = b + i * BLK,
-						.off = (uint64_t)(15 - i) * BLK, .len = BLK };
-			submit(&q, &a[i], &r[i]);
-		}
-		run_until(loop, r, 16);
+		submit_blocks(&f, a, r, 16, BP_AIO_WRITE);
+		run_until(f.loop, r, 16);
 		for (int i = 0; i < 16; i++) {
 			check_record(&r[i], BLK);
 			assert_int_equal(r[i].order, i);
 		}
-		bp_aio_queue_stats(&q, &st);
+		bp_aio_queue_stats(&f.q, &st);
 		assert_int_equal(st.max_inflight, 1);
 		assert_int_equal(st.waited, 15);
-		close(fd);
-		free(b);
-		bp_loop_destroy(loop);
+		fixture_down(&f);
 	}
 }
 
@@ -370,28 +397,20 @@ static void test_batch_hook(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < NMODES; m++) {
-		struct bp_loop *loop = loop_up(modes[m]);
-		struct bp_aio_queue q;
+		struct fixture f;
 		struct bp_aio a[8];
 		struct done_rec r[8];
-		uint8_t *b = aligned(BLK * 8);
-		int fd, mine = 0, iters = 0;
+		int mine = 0, iters = 0;
 
-		if (!loop)
+		if (!fixture_up(&f, modes[m], 8, 8))
 			continue;
-		fd = open_file(true);
-		assert_int_equal(bp_aio_queue_init(&q, loop, 8), 0);
-		bp_aio_queue_on_batch(&q, on_batch, &mine);
+		bp_aio_queue_on_batch(&f.q, on_batch, &mine);
 		batches = 0;
-		for (int i = 0; i < 8; i++) {
-			a[i] = (struct bp_aio){ .op = BP_AIO_READ, .fd = fd, .buf = b + i * BLK, .off = (uint64_t)i * BLK,
-						.len = BLK };
-			submit(&q, &a[i], &r[i]);
-		}
+		submit_blocks(&f, a, r, 8, BP_AIO_READ);
 		for (int done = 0; done < 8 && iters < 100000; iters++) {
 			int before = done, batches_before = batches;
 
-			assert_true(bp_loop_run_once(loop, -1) >= 0);
+			assert_true(bp_loop_run_once(f.loop, -1) >= 0);
 			done = 0;
 			for (int i = 0; i < 8; i++)
 				done += r[i].calls;
@@ -399,9 +418,7 @@ static void test_batch_hook(void **state)
 			assert_int_equal(batches - batches_before, done > before ? 1 : 0);
 		}
 		assert_true(mine >= 1 && mine <= 8);
-		close(fd);
-		free(b);
-		bp_loop_destroy(loop);
+		fixture_down(&f);
 	}
 }
 
@@ -410,30 +427,19 @@ static void test_drain_while_stopping(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < NMODES; m++) {
-		struct bp_loop *loop = loop_up(modes[m]);
-		struct bp_aio_queue q;
+		struct fixture f;
 		struct bp_aio a[32];
 		struct done_rec r[32];
-		uint8_t *b = aligned(BLK * 32);
-		int fd;
 
-		if (!loop)
+		if (!fixture_up(&f, modes[m], 4, 32))
 			continue;
-		fd = open_file(true);
-		assert_int_equal(bp_aio_queue_init(&q, loop, 4), 0);
-		for (int i = 0; i < 32; i++) {
-			a[i] = (struct bp_aio){ .op = BP_AIO_WRITE, .fd = fd, .buf = b + i * BLK, .off = (uint64_t)i * BLK,
-						.len = BLK };
-			submit(&q, &a[i], &r[i]);
-		}
-		bp_loop_stop(loop);
-		assert_int_equal(bp_aio_drain(loop, 20000), 0);
+		submit_blocks(&f, a, r, 32, BP_AIO_WRITE);
+		bp_loop_stop(f.loop);
+		assert_int_equal(bp_aio_drain(f.loop, 20000), 0);
 		for (int i = 0; i < 32; i++)
 			check_record(&r[i], BLK);
-		assert_int_equal(bp_aio_pending(loop), 0);
-		close(fd);
-		free(b);
-		bp_loop_destroy(loop);
+		assert_int_equal(bp_aio_pending(f.loop), 0);
+		fixture_down(&f);
 	}
 }
 
@@ -442,64 +448,47 @@ static void test_destroy_runs_no_callback(void **state)
 {
 	(void)state;
 	for (size_t m = 0; m < NMODES; m++) {
-		struct bp_loop *loop = loop_up(modes[m]);
-		struct bp_aio_queue q;
+		struct fixture f;
 		struct bp_aio a[16];
 		struct done_rec r[16];
-		uint8_t *b = aligned(BLK * 16);
-		int fd, ran = 0;
+		int ran = 0;
 
-		if (!loop)
+		if (!fixture_up(&f, modes[m], 4, 16))
 			continue;
-		fd = open_file(true);
-		assert_int_equal(bp_aio_queue_init(&q, loop, 4), 0);
-		for (int i = 0; i < 16; i++) {
-			a[i] = (struct bp_aio){ .op = BP_AIO_READ, .fd = fd, .buf = b + i * BLK, .off = (uint64_t)i * BLK,
-						.len = BLK };
-			submit(&q, &a[i], &r[i]);
-		}
+		submit_blocks(&f, a, r, 16, BP_AIO_READ);
 		/* One poll hands them to the kernel (some may complete in it: their callbacks ran). */
-		bp_loop_run_once(loop, 0);
+		bp_loop_run_once(f.loop, 0);
 		for (int i = 0; i < 16; i++)
 			ran += r[i].calls;
-		bp_loop_destroy(loop);
+		bp_loop_destroy(f.loop);
+		f.loop = NULL;
 		for (int i = 0; i < 16; i++)
 			ran -= r[i].calls;
 		assert_int_equal(ran, 0);
-		close(fd);
-		free(b);
+		fixture_down(&f);
 	}
 }
 
 /* The epoll storage ring is the loop's own, made at the first submission, and counted. */
 static void test_epoll_ring_counted(void **state)
 {
-	struct bp_loop *loop = loop_up("epoll:block");
-	struct bp_aio_queue q;
+	struct fixture f;
 	struct bp_aio a;
 	struct done_rec r;
-	uint8_t *b = aligned(BLK);
 	uint64_t before;
-	int fd;
 
 	(void)state;
-	assert_non_null(loop);
-	fd = open_file(true);
-	assert_int_equal(bp_aio_queue_init(&q, loop, 4), 0);
-	before = bp_loop_counters(loop)->syscalls;
-	assert_int_equal(bp_loop_counters(loop)->syscalls, before); /* init makes no ring */
-	a = (struct bp_aio){ .op = BP_AIO_READ, .fd = fd, .buf = b, .off = 0, .len = BLK };
-	submit(&q, &a, &r);
-	/* io_uring_setup, eventfd, IORING_REGISTER_EVENTFD, epoll_ctl */
-	assert_int_equal(bp_loop_counters(loop)->syscalls - before, 4);
-	run_until(loop, &r, 1);
+	assert_true(fixture_up(&f, "epoll:block", 4, 1));
+	before = bp_loop_counters(f.loop)->syscalls;
+	submit_blocks(&f, &a, &r, 1, BP_AIO_READ);
+	/* io_uring_setup, eventfd, IORING_REGISTER_EVENTFD, epoll_ctl: the ring was made now, not at init */
+	assert_int_equal(bp_loop_counters(f.loop)->syscalls - before, 4);
+	run_until(f.loop, &r, 1);
 	check_record(&r, BLK);
 	/* then at least the submit and the wait */
-	assert_true(bp_loop_counters(loop)->syscalls - before >= 6);
-	assert_true(bp_loop_counters(loop)->completions >= 1);
-	close(fd);
-	free(b);
-	bp_loop_destroy(loop);
+	assert_true(bp_loop_counters(f.loop)->syscalls - before >= 6);
+	assert_true(bp_loop_counters(f.loop)->completions >= 1);
+	fixture_down(&f);
 }
 
 static int setup(void **state)
