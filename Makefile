@@ -10,7 +10,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test soak test-asan fuzz bench clean
+.PHONY: all deps build run test soak test-asan fuzz bench install clean
 
 all: build
 
@@ -76,6 +76,12 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, libbusypoll (.so
+# and .a), its headers, busypoll.pc and the manual pages (cmake --install).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	@echo "benchmarks: see bench/README.md"

@@ -13,6 +13,9 @@ packages=(
   fio                                # bench/nvme-saturation.sh: the device's own limit
   clang libclang-rt-14-dev           # make fuzz: libFuzzer targets
   valgrind                           # tests/integration/test_valgrind.sh
+  scdoc man-db                       # the manual pages (man/*.scd) and man -l in tests/pkg
+  g++                                # tests/pkg/test_headers.sh: the headers as C++17
+  dpkg-dev debhelper lintian         # tests/pkg/test_deb.sh: the Debian package
 )
 
 missing=()

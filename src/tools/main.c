@@ -36,9 +36,11 @@ void bp_tool_error(const char *sub, const char *fmt, ...)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: busypoll SUBCOMMAND [options]   (busypoll SUBCOMMAND --help)\n\n");
+	fprintf(out, "usage: busypoll SUBCOMMAND [options]   (busypoll SUBCOMMAND --help)\n"
+		     "       busypoll --version\n\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(out, "\n  -h, --help   this text\n  --version    print busypoll's version and exit\n");
 }
 
 int main(int argc, char **argv)
@@ -49,6 +51,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return BP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("busypoll %s\n", BP_VERSION);
 		return BP_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
