@@ -72,7 +72,8 @@ static void usage(FILE *out)
 		"                       NAPI's settings, and how to run rr across it\n"
 		"\n"
 		"  --name N             the bed's name (default %s): 1..%d of A-Z a-z 0-9 _ -\n"
-		"  --queues N           up: receive/transmit queues (= NAPIs) per end, 1..%d (default 1)\n"
+		"  --queues N           up: receive/transmit queues (= NAPIs) per end, 1..%d (default 1);\n"
+		"                       tx queue i sends what came in on rx queue i (XPS)\n"
 		"  --threaded           up: threaded NAPI on both ends\n"
 		"  --format table|json  output format (default table)\n"
 		"  -h, --help           this text\n",
