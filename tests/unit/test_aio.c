@@ -88,21 +88,27 @@ static void submit(struct bp_aio_queue *q, struct bp_aio *a, struct done_rec *r)
 	submitting = false;
 }
 
-/* Run the loop until every record has its callback (a blocked loop must be woken by them). */
+/*
+ * Run the loop until every record has its callback. A blocked loop must be woken by
+ * them (alarm: a completion that never wakes it would hang); a spinning one polls
+ * until they are there (a minute at most: an fsync on a busy disk takes its time).
+ */
 static void run_until(struct bp_loop *loop, struct done_rec *r, int n)
 {
-	for (int iter = 0; iter < 100000; iter++) {
+	uint64_t end = bp_now_ns() + 60ull * 1000000000ull;
+
+	while (bp_now_ns() < end) {
 		int left = 0;
 
 		for (int i = 0; i < n; i++)
 			left += r[i].calls == 0;
 		if (!left)
 			return;
-		alarm(20); /* a completion that never wakes the loop would hang here: fail instead */
+		alarm(60);
 		assert_true(bp_loop_run_once(loop, -1) >= 0);
 		alarm(0);
 	}
-	fail_msg("storage I/O did not complete");
+	fail_msg("storage I/O did not complete in 60 s");
 }
 
 static void check_record(const struct done_rec *r, int res)
@@ -400,14 +406,15 @@ static void test_batch_hook(void **state)
 		struct fixture f;
 		struct bp_aio a[8];
 		struct done_rec r[8];
-		int mine = 0, iters = 0;
+		int mine = 0, done = 0;
+		uint64_t end = bp_now_ns() + 60ull * 1000000000ull;
 
 		if (!fixture_up(&f, modes[m], 8, 8))
 			continue;
 		bp_aio_queue_on_batch(&f.q, on_batch, &mine);
 		batches = 0;
 		submit_blocks(&f, a, r, 8, BP_AIO_READ);
-		for (int done = 0; done < 8 && iters < 100000; iters++) {
+		while (done < 8 && bp_now_ns() < end) {
 			int before = done, batches_before = batches;
 
 			assert_true(bp_loop_run_once(f.loop, -1) >= 0);
@@ -417,6 +424,7 @@ static void test_batch_hook(void **state)
 			/* exactly one batch call in an iteration that completed any, none otherwise */
 			assert_int_equal(batches - batches_before, done > before ? 1 : 0);
 		}
+		assert_int_equal(done, 8);
 		assert_true(mine >= 1 && mine <= 8);
 		fixture_down(&f);
 	}
