@@ -79,6 +79,11 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	char peer[64] = "?";
 
 	(void)l;
+	if (atomic_load(&t->stopping)) {
+		/* the loops are being joined (draining their storage I/O meanwhile): no new queue */
+		close(fd);
+		return;
+	}
 	if ((uint32_t)atomic_fetch_add(&t->conns, 1) >= t->cfg.max_conns) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
