@@ -117,12 +117,16 @@ static int ring_create(struct bp_loop *loop, struct bp_aio_loop *s)
 	return 0;
 }
 
-/* ring_submit - hand the queued SQEs to the kernel; what it does not take stays queued. */
+/*
+ * ring_submit - hand the queued SQEs to the kernel; what it does not take stays
+ * queued. Also enters when completions overflowed the CQ (more I/O in flight than
+ * RING_CQ_ENTRIES), which brings them back into it.
+ */
 static int ring_submit(struct bp_loop *loop, struct bp_aio_ring *r)
 {
 	int ret;
 
-	if (!r->queued)
+	if (!r->queued && !io_uring_cq_has_overflow(&r->ring))
 		return 0;
 	loop->ctr.syscalls++;
 	ret = io_uring_submit(&r->ring);
