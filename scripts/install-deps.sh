@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config   # the build
   liburing-dev libmnl-dev            # io_uring, netlink
+  libsodium-dev                      # the agent's authentication (the program only)
   libcmocka-dev                      # unit tests
   iproute2 ethtool                   # the veth test bed (ip netns, GRO on)
   python3 libxml2-utils              # tests check json output and the SVG (xmllint)
@@ -13,6 +14,8 @@ packages=(
   fio                                # bench/nvme-saturation.sh: the device's own limit
   clang libclang-rt-14-dev           # make fuzz: libFuzzer targets
   valgrind                           # tests/integration/test_valgrind.sh
+  openssh-server openssh-client      # the two-host tests: a real sshd in a namespace
+  strace                             # tests/unit/data/ethtool/capture.sh (re-capturing only)
   scdoc man-db                       # the manual pages (man/*.scd) and man -l in tests/pkg
   g++                                # tests/pkg/test_headers.sh: the headers as C++17
   dpkg-dev debhelper lintian         # tests/pkg/test_deb.sh: the Debian package

@@ -8,5 +8,6 @@
 #include <busypoll/net.h>
 #include <busypoll/kstats.h>
 #include <busypoll/napi.h>
+#include <busypoll/nic.h>
 #include <busypoll/hist.h>
 #endif

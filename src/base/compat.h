@@ -79,6 +79,7 @@ enum {
 #define BP_NETDEV_FAMILY_NAME "netdev"
 enum {
 	BP_NETDEV_CMD_DEV_GET = 1,
+	BP_NETDEV_CMD_QUEUE_GET = 10,  /* Linux 6.8 */
 	BP_NETDEV_CMD_NAPI_GET = 11,
 	BP_NETDEV_CMD_NAPI_SET = 14,
 };
@@ -93,5 +94,13 @@ enum {
 	BP_NETDEV_A_NAPI_THREADED = 8,            /* u32 */
 	BP_NETDEV_A_NAPI_MAX = 8,
 };
+/* queue-get (Linux 6.8): one message per queue */
+enum {
+	BP_NETDEV_A_QUEUE_ID = 1,      /* u32, index among the queues of its type */
+	BP_NETDEV_A_QUEUE_IFINDEX = 2, /* u32 */
+	BP_NETDEV_A_QUEUE_TYPE = 3,    /* u32, BP_NETDEV_QUEUE_TYPE_* */
+	BP_NETDEV_A_QUEUE_NAPI_ID = 4, /* u32, absent when no NAPI serves it */
+};
+enum { BP_NETDEV_QUEUE_TYPE_RX = 0, BP_NETDEV_QUEUE_TYPE_TX = 1 };
 
 #endif /* BP_COMPAT_H */

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
@@ -31,6 +30,7 @@
 
 #include "base/compat.h"
 #include "base/error.h"
+#include "net/genl.h"
 #include "net/napi_nl.h"
 
 /* The first release with each attribute or command, for "this kernel lacks it". */
@@ -58,16 +58,14 @@ const char *bp_napi_attr_name(unsigned int type)
 int bp_napi_nl_explain(const struct nlmsghdr *req, int err, const char *msg, uint32_t offs,
 		       const char *what)
 {
-	const struct nlattr *bad = NULL;
+	/* The offset is from the start of the request; only trust one inside it. */
+	const struct nlattr *bad = bp_genl_attr_at(req, offs);
 	const char *name = NULL;
 	unsigned int type = 0;
 
 	if (err == -EPERM)
 		return bp_err_set(err, "%s: %s (needs CAP_NET_ADMIN)", what, strerror(EPERM));
-	/* The offset is from the start of the request; only trust one inside it. */
-	if (req && offs >= NLMSG_HDRLEN + GENL_HDRLEN &&
-	    (uint64_t)offs + sizeof(struct nlattr) <= req->nlmsg_len) {
-		bad = (const struct nlattr *)((const char *)req + offs);
+	if (bad) {
 		type = bad->nla_type & NLA_TYPE_MASK;
 		name = bp_napi_attr_name(type);
 	}
@@ -81,170 +79,17 @@ int bp_napi_nl_explain(const struct nlmsghdr *req, int err, const char *msg, uin
 	return bp_err_set(err, "%s: %s", what, msg ? msg : strerror(-err));
 }
 
-/* ---- one request/reply exchange ---- */
+/* ---- one request and its replies, over net/genl.c ---- */
 
-struct nl_conn {
-	struct mnl_socket *sock;
-	uint32_t portid;
-	uint32_t seq;
-};
-
-struct talk {
-	const struct nlmsghdr *req;
-	mnl_cb_t cb;            /* for each reply message */
-	void *data;
-	int err;                /* the kernel's negative errno, 0 */
-	char msg[160];          /* extack message */
-	uint32_t offs;          /* extack offset of the rejected attribute */
-};
-
-static int nl_open(struct nl_conn *c)
-{
-	int one = 1;
-
-	c->sock = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
-	if (!c->sock)
-		return bp_err_sys("socket(AF_NETLINK, NETLINK_GENERIC)", -errno);
-	if (mnl_socket_bind(c->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int err = bp_err_sys("bind(netlink)", -errno);
-		mnl_socket_close(c->sock);
-		return err;
-	}
-	/*
-	 * Extended acks carry the kernel's reason and the offending attribute, which
-	 * is how unsupported settings are told apart from bad values. Capped acks keep
-	 * the request out of the error. Both are best effort (Linux 4.12+).
-	 */
-	mnl_socket_setsockopt(c->sock, NETLINK_EXT_ACK, &one, sizeof(one));
-	mnl_socket_setsockopt(c->sock, NETLINK_CAP_ACK, &one, sizeof(one));
-	c->portid = mnl_socket_get_portid(c->sock);
-	c->seq = (uint32_t)time(NULL);
-	return 0;
-}
-
-static int extack_cb(const struct nlattr *a, void *data)
-{
-	struct talk *t = data;
-
-	switch (mnl_attr_get_type(a)) {
-	case NLMSGERR_ATTR_MSG:
-		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
-			snprintf(t->msg, sizeof(t->msg), "%s", mnl_attr_get_str(a));
-		break;
-	case NLMSGERR_ATTR_OFFS:
-		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
-			t->offs = mnl_attr_get_u32(a);
-		break;
-	}
-	return MNL_CB_OK;
-}
-
-/* The TLVs of an error or done message start at offset off into its payload. */
-static void parse_extack(const struct nlmsghdr *nlh, size_t off, struct talk *t)
-{
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || off > mnl_nlmsg_get_payload_len(nlh))
-		return;
-	mnl_attr_parse(nlh, (unsigned int)off, extack_cb, t);
-}
-
-static int error_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct talk *t = data;
-	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	size_t off = sizeof(*e);
-
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	if (e->error == 0)
-		return MNL_CB_STOP; /* the ack of a request that worked */
-	t->err = e->error;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len >= NLMSG_HDRLEN)
-		off += NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN); /* the request echoed back */
-	parse_extack(nlh, off, t);
-	errno = -e->error;
-	return MNL_CB_ERROR;
-}
-
-/* End of a dump; a dump that failed midway says so here, with its own extack. */
-static int done_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct talk *t = data;
-	int err = 0;
-
-	if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(int))
-		memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(int));
-	if (err >= 0)
-		return MNL_CB_STOP;
-	t->err = err;
-	parse_extack(nlh, sizeof(int), t);
-	errno = -err;
-	return MNL_CB_ERROR;
-}
-
-static int noop_cb(const struct nlmsghdr *nlh, void *data)
-{
-	return MNL_CB_OK;
-}
-
-static int data_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct talk *t = data;
-
-	return t->cb ? t->cb(nlh, t->data) : MNL_CB_OK;
-}
-
-/*
- * Send req (its seq and port are filled in here) and feed every reply to cb until
- * the ack or the end of the dump. 0, or -errno with bp_last_error() set (what
- * names the request in messages).
- */
-static int nl_talk(struct nl_conn *c, struct nlmsghdr *req, mnl_cb_t cb, void *data,
+/* bp_genl_talk, with the kernel's refusals explained in NAPI terms. */
+static int nl_talk(struct bp_genl *c, struct nlmsghdr *req, mnl_cb_t cb, void *data,
 		   const char *what)
 {
-	static mnl_cb_t ctl[NLMSG_MIN_TYPE] = { /* libmnl takes it non-const */
-		[NLMSG_NOOP] = noop_cb,
-		[NLMSG_ERROR] = error_cb,
-		[NLMSG_DONE] = done_cb,
-		[NLMSG_OVERRUN] = noop_cb,
-	};
-	struct talk t = { .req = req, .cb = cb, .data = data };
-	char *buf;
-	size_t cap = 32768; /* a dump packs up to this much per datagram */
-	int rc;
+	struct bp_genl_ack ack;
+	int rc = bp_genl_talk(c, req, cb, data, &ack, what);
 
-	req->nlmsg_seq = ++c->seq;
-	req->nlmsg_pid = 0;
-	if (mnl_socket_sendto(c->sock, req, req->nlmsg_len) < 0)
-		return bp_err_sys("sendto(netlink)", -errno);
-	buf = malloc(cap);
-	if (!buf)
-		return bp_err_set(-ENOMEM, "%s: out of memory", what);
-	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(c->sock, buf, cap);
-
-		if (n < 0) {
-			rc = bp_err_sys("recv(netlink)", -errno);
-			break;
-		}
-		rc = mnl_cb_run2(buf, (size_t)n, req->nlmsg_seq, c->portid, data_cb, &t, ctl,
-				 NLMSG_MIN_TYPE);
-		if (rc == MNL_CB_STOP) {
-			rc = 0;
-			break;
-		}
-		if (rc == MNL_CB_ERROR) {
-			if (t.err)
-				rc = bp_napi_nl_explain(req, t.err, t.msg[0] ? t.msg : NULL, t.offs, what);
-			else if (errno == EINTR) /* NLM_F_DUMP_INTR: the list changed mid-dump */
-				rc = bp_err_set(-EINTR, "%s: dump interrupted by a change", what);
-			else
-				rc = bp_err_set(-errno, "%s: bad reply: %s", what, strerror(errno));
-			break;
-		}
-	}
-	free(buf);
+	if (rc && ack.err)
+		rc = bp_napi_nl_explain(req, ack.err, ack.msg[0] ? ack.msg : NULL, ack.offs, what);
 	return rc;
 }
 
@@ -255,86 +100,29 @@ struct family {
 	bool napi_get, napi_set;
 };
 
-static int family_cb(const struct nlmsghdr *nlh, void *data)
+/* Families are global (not per namespace) and the netdev family is built in, so
+ * its id is asked once per process and kept. */
+static int netdev_family(struct bp_genl *c, struct family *out)
 {
-	struct family *f = data;
-	const struct nlattr *a, *op, *oa;
+	static struct bp_genl_family_cache cache;
+	struct bp_genl_family f;
+	int rc = bp_genl_family(c, BP_NETDEV_FAMILY_NAME, &cache, &f);
 
-	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
-		switch (mnl_attr_get_type(a)) {
-		case CTRL_ATTR_FAMILY_ID:
-			if (mnl_attr_validate(a, MNL_TYPE_U16) == 0)
-				f->id = mnl_attr_get_u16(a);
-			break;
-		case CTRL_ATTR_OPS:
-			mnl_attr_for_each_nested(op, a) {
-				mnl_attr_for_each_nested(oa, op) {
-					if (mnl_attr_get_type(oa) != CTRL_ATTR_OP_ID ||
-					    mnl_attr_validate(oa, MNL_TYPE_U32))
-						continue;
-					if (mnl_attr_get_u32(oa) == BP_NETDEV_CMD_NAPI_GET)
-						f->napi_get = true;
-					if (mnl_attr_get_u32(oa) == BP_NETDEV_CMD_NAPI_SET)
-						f->napi_set = true;
-				}
-			}
-			break;
-		}
-	}
-	return MNL_CB_OK;
-}
-
-static struct nlmsghdr *genl_msg(char *buf, uint16_t type, uint16_t flags, uint8_t cmd)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct genlmsghdr *g;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = cmd;
-	g->version = 1;
-	return nlh;
-}
-
-/*
- * Families are global (not per namespace) and the netdev family is built in, so
- * its id is asked once per process and kept.
- */
-static int netdev_family(struct nl_conn *c, struct family *out)
-{
-	static struct family cached;
-	static bool have; /* written once; a race only asks the kernel twice */
-	char req[256] __attribute__((aligned(4)));
-	struct nlmsghdr *nlh;
-	int rc;
-
-	if (__atomic_load_n(&have, __ATOMIC_ACQUIRE)) {
-		*out = cached;
-		return 0;
-	}
-	memset(req, 0, sizeof(req));
-	nlh = genl_msg(req, GENL_ID_CTRL, NLM_F_ACK, CTRL_CMD_GETFAMILY);
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, BP_NETDEV_FAMILY_NAME);
-	*out = (struct family){ 0 };
-	rc = nl_talk(c, nlh, family_cb, out, "netlink family " BP_NETDEV_FAMILY_NAME);
 	if (rc == -ENOENT)
 		return bp_err_set(-ENOENT, "netlink family %s: not in this kernel (napi-get needs "
 				  "Linux " NAPI_GET_SINCE ")", BP_NETDEV_FAMILY_NAME);
 	if (rc)
 		return rc;
-	if (!out->id)
-		return bp_err_set(-EPROTO, "netlink family %s: reply without an id",
-				  BP_NETDEV_FAMILY_NAME);
-	cached = *out;
-	__atomic_store_n(&have, true, __ATOMIC_RELEASE);
+	out->id = f.id;
+	out->napi_get = bp_genl_has_op(&f, BP_NETDEV_CMD_NAPI_GET);
+	out->napi_set = bp_genl_has_op(&f, BP_NETDEV_CMD_NAPI_SET);
 	return 0;
 }
 
 /* Open a socket and resolve the family; needs says which command must exist. */
-static int napi_begin(struct nl_conn *c, struct family *f, uint8_t cmd)
+static int napi_begin(struct bp_genl *c, struct family *f, uint8_t cmd)
 {
-	int rc = nl_open(c);
+	int rc = bp_genl_open(c);
 
 	if (rc)
 		return rc;
@@ -344,7 +132,7 @@ static int napi_begin(struct nl_conn *c, struct family *f, uint8_t cmd)
 	if (!rc && cmd == BP_NETDEV_CMD_NAPI_SET && !f->napi_set)
 		rc = bp_err_set(-EOPNOTSUPP, "napi-set: this kernel lacks it (Linux " NAPI_SET_SINCE ")");
 	if (rc)
-		mnl_socket_close(c->sock);
+		bp_genl_close(c);
 	return rc;
 }
 
@@ -361,20 +149,6 @@ struct napi_collect {
 	struct bp_napi_info *out;
 	size_t max, n;
 };
-
-/* "uint" attributes are 4 or 8 bytes, whichever the value needs. */
-static bool get_uint(const struct nlattr *a, uint64_t *v)
-{
-	uint16_t len = mnl_attr_get_payload_len(a);
-
-	if (len == sizeof(uint32_t))
-		*v = mnl_attr_get_u32(a);
-	else if (len == sizeof(uint64_t))
-		*v = mnl_attr_get_u64(a);
-	else
-		return false;
-	return true;
-}
 
 static bool get_u32(const struct nlattr *a, uint32_t *v)
 {
@@ -421,11 +195,11 @@ static int napi_cb(const struct nlmsghdr *nlh, void *data)
 				info.has |= BP_NAPI_HAS_DEFER;
 			break;
 		case BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT:
-			if (get_uint(a, &info.gro_flush_timeout_ns))
+			if (bp_genl_get_uint(a, &info.gro_flush_timeout_ns))
 				info.has |= BP_NAPI_HAS_GRO_FLUSH;
 			break;
 		case BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT:
-			if (get_uint(a, &info.irq_suspend_timeout_ns))
+			if (bp_genl_get_uint(a, &info.irq_suspend_timeout_ns))
 				info.has |= BP_NAPI_HAS_IRQ_SUSPEND;
 			break;
 		case BP_NETDEV_A_NAPI_THREADED:
@@ -445,7 +219,7 @@ static int napi_cb(const struct nlmsghdr *nlh, void *data)
 int bp_napi_list(uint32_t ifindex, struct bp_napi_info *out, size_t max)
 {
 	char req[256] __attribute__((aligned(4)));
-	struct nl_conn c;
+	struct bp_genl c;
 	struct family f;
 	struct napi_collect col;
 	int rc;
@@ -458,7 +232,7 @@ int bp_napi_list(uint32_t ifindex, struct bp_napi_info *out, size_t max)
 		struct nlmsghdr *nlh;
 
 		memset(req, 0, sizeof(req));
-		nlh = genl_msg(req, f.id, NLM_F_DUMP, BP_NETDEV_CMD_NAPI_GET);
+		nlh = bp_genl_msg(req, f.id, NLM_F_DUMP, BP_NETDEV_CMD_NAPI_GET, 1);
 		if (ifindex)
 			mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_IFINDEX, ifindex);
 		col = (struct napi_collect){ .out = out, .max = max };
@@ -466,7 +240,7 @@ int bp_napi_list(uint32_t ifindex, struct bp_napi_info *out, size_t max)
 		if (rc != -EINTR)
 			break;
 	}
-	mnl_socket_close(c.sock);
+	bp_genl_close(&c);
 	if (rc)
 		return rc;
 	if (col.n > INT_MAX)
@@ -478,7 +252,7 @@ int bp_napi_get(uint32_t id, struct bp_napi_info *out)
 {
 	char req[256] __attribute__((aligned(4)));
 	struct nlmsghdr *nlh;
-	struct nl_conn c;
+	struct bp_genl c;
 	struct family f;
 	struct napi_collect col = { .out = out, .max = 1 };
 	int rc;
@@ -487,10 +261,10 @@ int bp_napi_get(uint32_t id, struct bp_napi_info *out)
 	if (rc)
 		return rc;
 	memset(req, 0, sizeof(req));
-	nlh = genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_GET);
+	nlh = bp_genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_GET, 1);
 	mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_ID, id);
 	rc = nl_talk(&c, nlh, napi_cb, &col, "napi-get");
-	mnl_socket_close(c.sock);
+	bp_genl_close(&c);
 	if (rc == -ENOENT || (!rc && col.n == 0))
 		return no_such_napi("napi-get", id);
 	return rc;
@@ -498,22 +272,13 @@ int bp_napi_get(uint32_t id, struct bp_napi_info *out)
 
 /* ---- napi-set ---- */
 
-/* Like the kernel's nla_put_uint: 4 bytes when the value fits, 8 otherwise. */
-static void put_uint(struct nlmsghdr *nlh, uint16_t type, uint64_t v)
-{
-	if (v <= UINT32_MAX)
-		mnl_attr_put_u32(nlh, type, (uint32_t)v);
-	else
-		mnl_attr_put_u64(nlh, type, v);
-}
-
 int bp_napi_set(uint32_t id, const bp_napi_settings *s)
 {
 	const uint32_t settable = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH |
 				  BP_NAPI_HAS_IRQ_SUSPEND | BP_NAPI_HAS_THREADED;
 	char req[256] __attribute__((aligned(4)));
 	struct nlmsghdr *nlh;
-	struct nl_conn c;
+	struct bp_genl c;
 	struct family f;
 	int rc;
 
@@ -524,18 +289,18 @@ int bp_napi_set(uint32_t id, const bp_napi_settings *s)
 	if (rc)
 		return rc;
 	memset(req, 0, sizeof(req));
-	nlh = genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_SET);
+	nlh = bp_genl_msg(req, f.id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_SET, 1);
 	mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_ID, id);
 	if (s->has & BP_NAPI_HAS_DEFER)
 		mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_DEFER_HARD_IRQS, s->defer_hard_irqs);
 	if (s->has & BP_NAPI_HAS_GRO_FLUSH)
-		put_uint(nlh, BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, s->gro_flush_timeout_ns);
+		bp_genl_put_uint(nlh, BP_NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT, s->gro_flush_timeout_ns);
 	if (s->has & BP_NAPI_HAS_IRQ_SUSPEND)
-		put_uint(nlh, BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT, s->irq_suspend_timeout_ns);
+		bp_genl_put_uint(nlh, BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT, s->irq_suspend_timeout_ns);
 	if (s->has & BP_NAPI_HAS_THREADED)
 		mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_THREADED, s->threaded);
 	rc = nl_talk(&c, nlh, NULL, NULL, "napi-set");
-	mnl_socket_close(c.sock);
+	bp_genl_close(&c);
 	return rc == -ENOENT ? no_such_napi("napi-set", id) : rc;
 }
 

@@ -21,6 +21,7 @@ static const struct subcommand subcommands[] = {
 	{ "pingpong", cmd_pingpong, "round trips with a timestamped payload: --matrix, --breakdown" },
 	{ "target", cmd_target, "an NVMe/TCP target (nvmet-tcp class) with poll mode, for the Linux host and nvme-cli" },
 	{ "perf", cmd_perf, "fio for NVMe/TCP: a userspace initiator, fio's options, every wait mode, --sweep" },
+	{ "agent", cmd_agent, "the remote host's side of a two-host run: authenticated, restores what it changes" },
 };
 
 void bp_tool_error(const char *sub, const char *fmt, ...)

@@ -19,6 +19,7 @@ int cmd_napi(int argc, char **argv);
 int cmd_pingpong(int argc, char **argv);
 int cmd_target(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /* bp_tool_error - print "busypoll SUB: message" on one line to stderr. */
 void bp_tool_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

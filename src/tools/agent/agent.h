@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `busypoll agent`: the remote host's side of a two-host run (issue 13). Its parts:
+ *
+ *   cmd.c      options, and the one-shot actions (--new-key, --restore, --path)
+ *   door.c     --listen: one event loop (libbusypoll, epoll:block) that accepts,
+ *              authenticates (common/auth.h) with a deadline per connection, and
+ *              serves authenticated sessions over the secure channel (common/chan.h)
+ *   stdio.c    --stdio: one session over stdin/stdout (started through ssh, which
+ *              authenticated the user already)
+ *   session.c  what a session does with each message; every change journalled
+ *              (journal.h) and restored when the session ends, however it ends
+ *   path_out.c the path report as a table or json
+ *
+ * Messages on both transports are framed the same way: length u32 little-endian,
+ * then the message (chan.h's records carry the same message, sealed).
+ */
+#ifndef BP_TOOLS_AGENT_H
+#define BP_TOOLS_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <busypoll/nic.h>
+
+#include "tools/common/auth.h"
+#include "tools/common/emit.h"
+
+#define AGENT_MAX_CPUS 256
+#define AGENT_FRAME_HDR 4
+
+struct agent_cfg {
+	const char *state_dir;          /* journals (JOURNAL_DEFAULT_DIR) */
+	int cpus[AGENT_MAX_CPUS];       /* --cpus: where the servers it starts may run */
+	int ncpus;
+	char cpus_text[128];            /* as given, "" = any */
+	struct auth_key key;            /* --listen */
+	double auth_timeout_s;          /* a connection's whole handshake, at most */
+	int max_pending;                /* unauthenticated connections held at once */
+	const char *listen;             /* ADDR:PORT */
+};
+
+/*
+ * agent_log - one line on stderr: "busypoll agent: PEER: message" (peer NULL: none).
+ * Every refusal, session start and end, and restore goes through it.
+ */
+void agent_log(const char *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* agent_log_journal - a journal_log_fn writing through agent_log; arg is the peer (or NULL). */
+void agent_log_journal(void *arg, const char *line);
+
+/*
+ * agent_restore_all - play back every journal in dir left by an agent that is gone
+ * (at start, and --restore). Logs each. Returns how many journals could not be
+ * played back completely (held by a live agent, another namespace, a failure).
+ */
+int agent_restore_all(const char *dir);
+
+/* agent_serve_listen - run the standing agent until SIGINT/SIGTERM. 0, or -errno. */
+int agent_serve_listen(const struct agent_cfg *cfg);
+
+/* agent_serve_stdio - one session on fds 0 and 1 until EOF or a signal. 0, or -errno. */
+int agent_serve_stdio(const struct agent_cfg *cfg);
+
+/* path_emit - the report's json members (json only: NAPIs are written as napi_json_members). */
+void path_emit(struct emit *e, const struct bp_path_report *r);
+/* path_print - the report for people, one aspect per line. */
+void path_print(FILE *out, const struct bp_path_report *r);
+
+/* agent_stop_flag - set by SIGINT/SIGTERM/SIGHUP (installed by the serving functions). */
+extern volatile sig_atomic_t agent_stop;
+
+#endif

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's restore journal: record before change, play back newest first (journal.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <busypoll/loop.h>
+#include <busypoll/napi.h>
+#include <busypoll/nic.h>
+
+#include "tools/agent/journal.h"
+#include "tools/common/napi_show.h"
+#include "tools/common/nic_text.h"
+#include "tools/common/options.h"
+
+#define HEADER "busypoll-journal 1"
+#define LINE_MAX_LEN 256
+#define JOURNAL_MAX_BYTES (1u << 20) /* far above any session's changes */
+
+/* One line into err; returns rc. */
+__attribute__((format(printf, 4, 5)))
+static int say(int rc, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void logf_(journal_log_fn log, void *arg, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log(arg, line);
+}
+
+/* The calling thread's network namespace, as the inode of its nsfs file. */
+static uint64_t netns_id(void)
+{
+	struct stat st;
+
+	return stat("/proc/thread-self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static int fsync_dir(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	int fd, rc = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* ---- one line ---- */
+
+static bool dev_ok(const char *dev)
+{
+	return *dev && strlen(dev) < IFNAMSIZ && !strchr(dev, '/');
+}
+
+int jentry_format(const struct jentry *e, char *buf, size_t len)
+{
+	char list[192];
+	int n;
+
+	switch (e->kind) {
+	case J_NAPI:
+		nic_format_napi(&e->napi, list, sizeof(list));
+		n = snprintf(buf, len, "napi %" PRIu32 " %s", e->napi_id, list);
+		break;
+	case J_KNOB:
+		n = snprintf(buf, len, "knob %s %s=%" PRIu64, e->dev, e->knob, e->value);
+		break;
+	case J_COALESCE:
+		nic_format_coalesce(&e->coal, list, sizeof(list));
+		n = snprintf(buf, len, "coalesce %s %s", e->dev, list);
+		break;
+	case J_CHANNELS:
+		nic_format_channels(&e->chan, list, sizeof(list));
+		n = snprintf(buf, len, "channels %s %s", e->dev, list);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int jentry_parse(const char *line, struct jentry *e)
+{
+	char kind[16], target[32], list[LINE_MAX_LEN], err[160], extra;
+	int rc = -EINVAL;
+
+	memset(e, 0, sizeof(*e));
+	if (strlen(line) >= LINE_MAX_LEN ||
+	    sscanf(line, "%15s %31s %255s %c", kind, target, list, &extra) != 3)
+		return -EINVAL;
+	if (!strcmp(kind, "napi")) {
+		uint64_t id;
+		bool neg;
+
+		e->kind = J_NAPI;
+		if (tool_parse_u64(target, &id, &neg) || id == 0 || id > UINT32_MAX)
+			return -EINVAL;
+		e->napi_id = (uint32_t)id;
+		return nic_parse_napi(list, &e->napi, err, sizeof(err));
+	}
+	if (!dev_ok(target))
+		return -EINVAL;
+	snprintf(e->dev, sizeof(e->dev), "%.*s", (int)sizeof(e->dev) - 1, target);
+	if (!strcmp(kind, "knob")) {
+		struct napi_knobs k = { 0 };
+
+		e->kind = J_KNOB;
+		if (napi_parse_knob(list, &k, err, sizeof(err)))
+			return -EINVAL;
+		for (int i = 0; i < NAPI_NKNOBS; i++)
+			if (k.has[i]) {
+				snprintf(e->knob, sizeof(e->knob), "%s", napi_knob_names[i]);
+				e->value = k.value[i];
+				rc = 0;
+			}
+		return rc;
+	}
+	if (!strcmp(kind, "coalesce")) {
+		e->kind = J_COALESCE;
+		return nic_parse_coalesce(list, &e->coal, err, sizeof(err));
+	}
+	if (!strcmp(kind, "channels")) {
+		e->kind = J_CHANNELS;
+		return nic_parse_channels(list, &e->chan, err, sizeof(err));
+	}
+	return -EINVAL;
+}
+
+int jentry_apply(const struct jentry *e)
+{
+	switch (e->kind) {
+	case J_NAPI:
+		return bp_napi_set(e->napi_id, &e->napi);
+	case J_KNOB:
+		return bp_dev_set_knob(e->dev, e->knob, e->value);
+	case J_COALESCE:
+		return bp_nic_coalesce_set(e->dev, &e->coal);
+	case J_CHANNELS:
+		return bp_nic_channels_set(e->dev, &e->chan);
+	}
+	return -EINVAL;
+}
+
+/* ---- the file ---- */
+
+/* The host's change lock: held, with holder written in it; -EBUSY naming who has it. */
+static int lock_host(struct journal *j, const char *dir, const char *holder, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX], who[160] = "";
+	ssize_t n;
+	int len;
+
+	snprintf(path, sizeof(path), "%s/host.lock", dir);
+	j->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (j->lock_fd < 0)
+		return say(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));
+	if (flock(j->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		n = pread(j->lock_fd, who, sizeof(who) - 1, 0);
+		who[n > 0 ? n : 0] = '\0';
+		who[strcspn(who, "\n")] = '\0';
+		close(j->lock_fd);
+		j->lock_fd = -1;
+		if (rc == -EBUSY)
+			return say(rc, err, errlen, "another session is changing this host's settings "
+				   "(%s): one at a time, try again when it ends", who[0] ? who : "unknown");
+		return say(rc, err, errlen, "flock(%s): %s", path, strerror(-rc));
+	}
+	len = snprintf(who, sizeof(who), "pid %d, %s\n", (int)getpid(), holder);
+	if (ftruncate(j->lock_fd, 0) < 0 || pwrite(j->lock_fd, who, (size_t)len, 0) != len)
+		return say(-EIO, err, errlen, "cannot write %s", path);
+	return 0;
+}
+
+static void unlock_host(struct journal *j)
+{
+	if (j->lock_fd >= 0)
+		close(j->lock_fd); /* the flock goes with it */
+	j->lock_fd = -1;
+}
+
+int journal_open(struct journal *j, const char *dir, const char *holder, journal_log_fn log,
+		 void *arg, char *err, size_t errlen)
+{
+	static unsigned counter;
+	char head[128];
+	int len, rc;
+
+	j->fd = j->lock_fd = -1;
+	j->entries = 0;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return say(-errno, err, errlen, "cannot create state directory %s: %s", dir,
+			   strerror(errno));
+	if ((rc = lock_host(j, dir, holder, err, errlen))) {
+		unlock_host(j);
+		return rc;
+	}
+	/* the host is ours: what an agent that died here left goes back first */
+	journal_restore_dir(dir, log, arg, NULL);
+	if ((size_t)snprintf(j->path, sizeof(j->path), "%s/session-%d-%u.journal", dir, (int)getpid(),
+			     __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(j->path)) {
+		unlock_host(j);
+		return say(-ENAMETOOLONG, err, errlen, "state directory %s: path too long", dir);
+	}
+	j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (j->fd < 0) {
+		rc = say(-errno, err, errlen, "cannot create journal %s: %s", j->path, strerror(errno));
+		unlock_host(j);
+		return rc;
+	}
+	/* held until journal_finish (or the process dies): the file is ours, alive */
+	if (flock(j->fd, LOCK_EX | LOCK_NB) < 0)
+		goto fail;
+	len = snprintf(head, sizeof(head), HEADER " pid=%d netns=%" PRIu64 "\n", (int)getpid(),
+		       netns_id());
+	if (write(j->fd, head, (size_t)len) != len || fsync(j->fd) < 0 || fsync_dir(j->path) < 0)
+		goto fail;
+	return 0;
+fail:
+	rc = say(errno ? -errno : -EIO, err, errlen, "journal %s: %s", j->path,
+		 strerror(errno ? errno : EIO));
+	close(j->fd);
+	unlink(j->path);
+	j->fd = -1;
+	unlock_host(j);
+	return rc;
+}
+
+int journal_record(struct journal *j, const struct jentry *e, char *err, size_t errlen)
+{
+	char line[LINE_MAX_LEN + 1];
+	size_t len;
+	int rc;
+
+	if (j->fd < 0)
+		return say(-EBADF, err, errlen, "no journal open: refusing to change anything");
+	if ((rc = jentry_format(e, line, sizeof(line) - 1)))
+		return say(rc, err, errlen, "journal: a setting too long to record");
+	len = strlen(line);
+	line[len++] = '\n';
+	/* one write with O_APPEND: a line lands whole, or (torn by a crash) without its newline */
+	if (write(j->fd, line, len) != (ssize_t)len || fsync(j->fd) < 0) {
+		rc = errno ? -errno : -EIO;
+		return say(rc, err, errlen, "journal %s: %s: not changing anything", j->path,
+			   strerror(-rc));
+	}
+	j->entries++;
+	return 0;
+}
+
+/* Lines of the journal whose fd is open for reading: the header checked, entries kept. */
+struct played {
+	struct jentry *e;
+	size_t n;
+	uint64_t netns;
+	int pid;
+};
+
+static int read_journal(int fd, struct played *p)
+{
+	char *text = malloc(JOURNAL_MAX_BYTES + 1), *line, *next;
+	ssize_t n;
+	size_t total = 0;
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!text)
+		return -ENOMEM;
+	while (total < JOURNAL_MAX_BYTES &&
+	       (n = pread(fd, text + total, JOURNAL_MAX_BYTES - total, (off_t)total)) > 0)
+		total += (size_t)n;
+	text[total] = '\0';
+	if (sscanf(text, HEADER " pid=%d netns=%" SCNu64, &p->pid, &p->netns) != 2) {
+		free(text);
+		return -EINVAL;
+	}
+	p->e = calloc(total / 8 + 1, sizeof(*p->e));
+	if (!p->e) {
+		free(text);
+		return -ENOMEM;
+	}
+	line = strchr(text, '\n');
+	for (line = line ? line + 1 : text + total; *line; line = next) {
+		next = strchr(line, '\n');
+		if (!next)
+			break; /* torn: that change was never made */
+		*next++ = '\0';
+		if (jentry_parse(line, &p->e[p->n]) == 0)
+			p->n++;
+		else
+			rc++; /* said by the caller */
+	}
+	free(text);
+	return rc;
+}
+
+/* Newest first. Returns how many could not be restored. */
+static int play_back(const struct played *p, journal_log_fn log, void *arg)
+{
+	int failed = 0;
+
+	for (size_t i = p->n; i-- > 0;) {
+		char line[LINE_MAX_LEN];
+		int rc;
+
+		jentry_format(&p->e[i], line, sizeof(line));
+		rc = jentry_apply(&p->e[i]);
+		if (rc == 0)
+			logf_(log, arg, "restored %s", line);
+		else if (rc == -ENOENT || rc == -ENODEV)
+			logf_(log, arg, "restore %s: gone, nothing to restore (%s)", line, bp_last_error());
+		else {
+			failed++;
+			logf_(log, arg, "restore %s: failed: %s", line, bp_last_error());
+		}
+	}
+	return failed;
+}
+
+/* Play back the journal at path through fd (locked by the caller); remove it when all went back. */
+static int finish_file(int fd, const char *path, journal_log_fn log, void *arg)
+{
+	struct played p;
+	int bad = read_journal(fd, &p), failed;
+
+	if (bad < 0) {
+		logf_(log, arg, "journal %s: %s; left in place", path,
+		      bad == -EINVAL ? "not a busypoll journal" : strerror(-bad));
+		return 1;
+	}
+	if (bad)
+		logf_(log, arg, "journal %s: %d unreadable line(s) skipped", path, bad);
+	failed = play_back(&p, log, arg);
+	free(p.e);
+	if (failed) {
+		logf_(log, arg, "journal %s: %d setting(s) not restored; kept for the next start "
+		      "(or busypoll agent --restore)", path, failed);
+		return failed;
+	}
+	if (unlink(path) == 0)
+		fsync_dir(path);
+	return 0;
+}
+
+int journal_finish(struct journal *j, journal_log_fn log, void *arg)
+{
+	int failed = 0, fd;
+
+	if (j->fd < 0)
+		return 0;
+	fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		logf_(log, arg, "journal %s: %s: nothing restored", j->path, strerror(errno));
+		failed = 1;
+	} else {
+		failed = finish_file(fd, j->path, log, arg);
+		close(fd);
+	}
+	close(j->fd); /* the journal's lock goes with it */
+	j->fd = -1;
+	unlock_host(j); /* after the playback: nobody changes the host under it */
+	return failed;
+}
+
+int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *left)
+{
+	uint64_t here = netns_id();
+	struct dirent *de;
+	int done = 0, held = 0;
+	DIR *d = opendir(dir);
+
+	if (left)
+		*left = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		size_t len = strlen(de->d_name);
+		struct played p;
+		int fd;
+
+		if (len < 9 || strcmp(de->d_name + len - 8, ".journal"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) { /* its agent is alive */
+			close(fd);
+			held++;
+			continue;
+		}
+		if (read_journal(fd, &p) >= 0 && p.netns != here) {
+			logf_(log, arg, "journal %s (agent pid %d) was written in network namespace "
+			      "%" PRIu64 ", this is %" PRIu64 ": left for an agent there", path, p.pid,
+			      p.netns, here);
+			free(p.e);
+			close(fd);
+			held++;
+			continue;
+		}
+		free(p.e);
+		logf_(log, arg, "journal %s: agent pid %d is gone; restoring what it changed", path,
+		      p.pid);
+		if (finish_file(fd, path, log, arg) == 0)
+			done++;
+		else
+			held++;
+		close(fd);
+	}
+	closedir(d);
+	if (left)
+		*left = held;
+	return done;
+}
+
+/* ---- changes, each recorded first ---- */
+
+static int refused(char *err, size_t errlen, int rc)
+{
+	return say(rc, err, errlen, "%s", bp_last_error());
+}
+
+int journal_change_napi(struct journal *j, uint32_t id, const bp_napi_settings *s, char *err,
+			size_t errlen)
+{
+	const uint32_t settable = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH |
+				  BP_NAPI_HAS_IRQ_SUSPEND | BP_NAPI_HAS_THREADED;
+	struct jentry e = { .kind = J_NAPI, .napi_id = id };
+	int rc;
+
+	if ((rc = bp_napi_get(id, &e.napi)))
+		return refused(err, errlen, rc);
+	e.napi.has &= s->has & settable;
+	if (e.napi.has && (rc = journal_record(j, &e, err, errlen)))
+		return rc;
+	if ((rc = bp_napi_set(id, s)))
+		return refused(err, errlen, rc);
+	return 0;
+}
+
+int journal_change_knob(struct journal *j, const char *dev, const char *knob, uint64_t value,
+			char *err, size_t errlen)
+{
+	struct jentry e = { .kind = J_KNOB };
+	int rc;
+
+	if ((rc = bp_dev_get_knob(dev, knob, &e.value)))
+		return refused(err, errlen, rc);
+	snprintf(e.dev, sizeof(e.dev), "%s", dev);
+	snprintf(e.knob, sizeof(e.knob), "%s", knob);
+	if ((rc = journal_record(j, &e, err, errlen)))
+		return rc;
+	if ((rc = bp_dev_set_knob(dev, knob, value)))
+		return refused(err, errlen, rc);
+	return 0;
+}
+
+/* A device's coalescing or channels: the current values of what set changes, recorded; then set. */
+static int change_dev(struct journal *j, enum jentry_kind kind, const char *dev, const void *set,
+		      char *err, size_t errlen)
+{
+	const struct bp_nic_coalesce *coal = set;
+	const struct bp_nic_channels *chan = set;
+	struct jentry e = { .kind = kind };
+	uint32_t *has = kind == J_COALESCE ? &e.coal.has : &e.chan.has;
+	int rc = kind == J_COALESCE ? bp_nic_coalesce_get(dev, &e.coal) : bp_nic_channels_get(dev, &e.chan);
+
+	if (rc)
+		return refused(err, errlen, rc);
+	snprintf(e.dev, sizeof(e.dev), "%s", dev);
+	*has &= kind == J_COALESCE ? coal->has : chan->has;
+	if (*has && (rc = journal_record(j, &e, err, errlen)))
+		return rc;
+	rc = kind == J_COALESCE ? bp_nic_coalesce_set(dev, coal) : bp_nic_channels_set(dev, chan);
+	return rc ? refused(err, errlen, rc) : 0;
+}
+
+int journal_change_coalesce(struct journal *j, const char *dev, const struct bp_nic_coalesce *s,
+			    char *err, size_t errlen)
+{
+	return change_dev(j, J_COALESCE, dev, s, err, errlen);
+}
+
+int journal_change_channels(struct journal *j, const char *dev, const struct bp_nic_channels *s,
+			    char *err, size_t errlen)
+{
+	return change_dev(j, J_CHANNELS, dev, s, err, errlen);
+}

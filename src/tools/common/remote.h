@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client's end of a remote agent (`busypoll agent`), whichever way it is
+ * reached: a command the caller names that runs `busypoll agent --stdio` on the
+ * host (ssh, with the user's own keys and config), or TCP to a standing agent with
+ * the key file (common/auth.h's handshake, then common/chan.h's records). Either
+ * way it carries whole messages, each framed as agent.h says; what the messages
+ * mean is the caller's. Every wait is bounded by the timeout given at the start.
+ */
+#ifndef BP_TOOLS_REMOTE_H
+#define BP_TOOLS_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tools/common/chan.h"
+
+struct remote {
+	int rfd, wfd;          /* the same socket, or the pipes to the command */
+	pid_t child;           /* the command (ssh), 0 for TCP */
+	bool sealed;           /* TCP: records through chan */
+	struct chan chan;
+	int timeout_ms;
+	char peer[128];
+	uint8_t *buf;          /* bytes read, not yet a whole message */
+	size_t len;
+};
+
+/*
+ * remote_connect - TCP to HOST:PORT, the handshake with the key in key_file. 0, or
+ * -errno with one line in err (unreachable, the key refused, the key file refused).
+ */
+int remote_connect(struct remote *r, const char *hostport, const char *key_file, int timeout_ms,
+		   char *err, size_t errlen);
+
+/*
+ * remote_spawn - run argv (e.g. ssh -p 22 HOST busypoll agent --stdio) with its stdin
+ * and stdout as the channel, its stderr left as ours. 0, or -errno with err.
+ */
+int remote_spawn(struct remote *r, char *const argv[], const char *peer, int timeout_ms,
+		 char *err, size_t errlen);
+
+/* remote_send - one message. 0 or -errno with err. */
+int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t errlen);
+
+/*
+ * remote_recv - the next message into buf (cap bytes, NUL added when it fits), its
+ * length in *len. 0; -ECONNRESET (the agent closed), -ETIMEDOUT, -EBADMSG (a record
+ * that does not open), -EMSGSIZE; err says which.
+ */
+int remote_recv(struct remote *r, void *buf, size_t cap, size_t *len, char *err, size_t errlen);
+
+/* remote_call - send req (a NUL-terminated line), receive the reply into buf. */
+int remote_call(struct remote *r, const char *req, char *buf, size_t cap, char *err, size_t errlen);
+
+/*
+ * remote_close - close our end; a spawned command is waited for (up to the
+ * timeout, then killed). Returns its exit status, 0 for TCP.
+ */
+int remote_close(struct remote *r);
+
+#endif

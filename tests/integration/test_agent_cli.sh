@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# `busypoll agent` from the command line: every bad input refused with one line
+# naming the option, exit 2, before anything starts (no listener, no file made);
+# --new-key writes a 0600 key and never overwrites; --restore with nothing to do
+# exits 0; --path of loopback says, in both formats, why it has no coalescing, no
+# NAPI and no IRQs, and the json parses; --path of a device that is not there
+# exits 1. No root needed. Every command is bounded by `timeout`.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+for tool in python3 timeout; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed" >&2
+		exit 77
+	fi
+done
+
+tmp=$(mktemp -d) || exit 1
+fails=0
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
+run() {
+	local want=$1 got
+	shift
+	timeout 30 "$BP" agent "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq "$want" ] || fail "busypoll agent $* exited $got, want $want (stderr: $(head -c 300 "$tmp/err"))"
+	return 0
+}
+
+# refused TEXT ARGS...: exit 2, exactly one line on stderr containing TEXT, nothing on stdout
+refused() {
+	local text=$1
+	shift
+	run 2 "$@"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "busypoll agent $*: not one line: $(cat "$tmp/err")"
+	grep -qF -- "$text" "$tmp/err" || fail "busypoll agent $*: '$(cat "$tmp/err")' does not say '$text'"
+	[ ! -s "$tmp/out" ] || fail "busypoll agent $*: printed $(head -c 200 "$tmp/out")"
+}
+
+key=$tmp/agent.key
+run 0 --new-key "$key"
+[ "$(stat -c %a "$key")" = 600 ] || fail "--new-key: mode $(stat -c %a "$key")"
+grep -qE '^[0-9a-f]{64}$' "$key" || fail "--new-key: no key line in $key"
+cp "$key" "$tmp/copy" && chmod 600 "$tmp/copy"
+refused "exists: not overwritten" --new-key "$key"
+cmp -s "$key" "$tmp/copy" || fail "--new-key changed an existing key"
+
+refused "give one of --stdio, --listen" 
+refused "--stdio and --listen: give one of" --stdio --listen 127.0.0.1:0
+refused "--stdio is given twice" --stdio --stdio
+refused "--listen needs --key-file FILE" --listen 127.0.0.1:0
+refused "--listen 127.0.0.1: give ADDR:PORT" --listen 127.0.0.1 --key-file "$key"
+refused "--key-file goes with --listen" --stdio --key-file "$key"
+refused "--key-file is given twice" --listen 127.0.0.1:0 --key-file "$key" --key-file "$key"
+refused "--cpus" --stdio --cpus 0,99999
+refused "--cpus goes with --stdio or --listen" --restore --cpus 0
+refused "--auth-timeout" --listen 127.0.0.1:0 --key-file "$key" --auth-timeout 0
+refused "--max-pending" --listen 127.0.0.1:0 --key-file "$key" --max-pending 0
+refused "--auth-timeout and --max-pending go with --listen" --stdio --max-pending 5
+refused "--format goes with --path" --restore --format json
+refused "--format" --path lo --format xml
+refused "--path 'a/b' is not a device name" --path a/b
+refused "--state-dir goes with" --path lo --state-dir "$tmp"
+refused "unexpected argument 'extra'" --restore extra
+refused "--listen needs a value" --listen
+refused "busypoll agent --help" --frobnicate
+
+chmod 644 "$key"
+refused "is open to group or others (mode 0644): run chmod 600" --listen 127.0.0.1:0 --key-file "$key"
+chmod 600 "$key"
+refused "cannot open key file $tmp/none" --listen 127.0.0.1:0 --key-file "$tmp/none"
+
+run 0 --help
+grep -q -- "--listen ADDR:PORT" "$tmp/out" || fail "--help does not list --listen"
+
+# nothing to restore: done
+run 0 --restore --state-dir "$tmp/state"
+[ ! -s "$tmp/out" ] || fail "--restore with nothing: printed $(cat "$tmp/out")"
+
+run 0 --path lo
+for text in "coalesce  not available: coalesce-get lo: its driver has no interrupt coalescing" \
+	"napi      none: no NAPI instances on lo" "irqs      none: no IRQs: lo is a virtual device"; do
+	grep -qF "$text" "$tmp/out" || fail "--path lo does not say '$text': $(cat "$tmp/out")"
+done
+run 0 --path lo --format json
+python3 - "$tmp/out" <<'EOF' || fail "--path lo --format json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["device"] == "lo" and d["ifindex"] == 1, d
+assert d["coalesce"] is None and "no interrupt coalescing" in d["coalesce_error"], d
+assert d["napi"] == [] and d["irqs"] == [] and "virtual device" in d["irqs_note"], d
+assert d["rx_queues"] >= 1, d
+EOF
+run 1 --path nosuch0
+grep -qxF "busypoll agent: path nosuch0: no such device in this network namespace" "$tmp/err" ||
+	fail "--path nosuch0: $(cat "$tmp/err")"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "ok"
