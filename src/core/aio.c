@@ -173,7 +173,8 @@ static void ring_reap(struct bp_loop *loop, struct bp_aio_ring *r)
 
 void bp_aio_prep_sqe(struct io_uring_sqe *sqe, const struct bp_aio *a)
 {
-	void *buf = (uint8_t *)a->buf + a->xfer;
+	/* syncs and fallocate have no buffer: no arithmetic on their NULL */
+	void *buf = is_transfer(a) ? (uint8_t *)a->buf + a->xfer : NULL;
 	unsigned len = (unsigned)(a->len - a->xfer);
 	uint64_t off = a->off + a->xfer;
 
