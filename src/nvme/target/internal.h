@@ -150,7 +150,7 @@ struct nvmet_queue {
 	uint64_t pass_ops;            /* operations since the last pass was counted */
 	uint32_t logged;              /* error kinds already logged on this queue (once each) */
 	struct bp_nvmet_queue_stats st;
-	struct nvmet_queue *next, *prev;  /* the thread's list */
+	struct nvmet_queue *next, *prev;  /* the thread's list (of live queues, or of zombies) */
 };
 
 /* Error kinds logged once per queue. */
@@ -294,6 +294,7 @@ struct nvmet_thread {
 	uint32_t nqueues;
 	struct bp_aio_queue nsq[BP_NVMET_MAX_NS];  /* each namespace's storage queue on this loop */
 	struct nvmet_queue *dirty;                 /* queues with responses from storage completions */
+	struct nvmet_queue *zombies;               /* closed, waiting for their last storage I/O */
 };
 
 struct bp_nvmet {

@@ -15,8 +15,8 @@
  * Storage completions (io.c) queue their responses and put the queue on its
  * thread's dirty list; once the batch of completions is over, each dirty queue
  * gets a send pass. A queue closed with storage I/O in flight stays allocated (a
- * zombie, out of every list) until its last I/O is back: the kernel is still
- * writing into its buffers.
+ * zombie, on the thread's zombie list only) until its last I/O is back: the kernel
+ * is still writing into its buffers.
  *
  * Poll mode (--poll-period-us N), the heart of nvmet's idle_poll_period: once a
  * pass did work, the queue's work re-arms itself on its loop every iteration (a
@@ -471,8 +471,15 @@ bool nvmet_queue_io_end(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 	if (!q->zombie)
 		return true;
 	nvmet_cmd_buf_release(cmd);
-	if (!q->io_inflight)
-		queue_free(q);
+	if (q->io_inflight)
+		return false;
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		q->th->zombies = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	queue_free(q);
 	return false;
 }
 
@@ -617,6 +624,11 @@ static void queue_destroy(struct nvmet_queue *q)
 		/* The kernel still works on some of its commands' buffers: free it with the last. */
 		q->zombie = true;
 		q->conn = NULL;
+		q->prev = NULL;
+		q->next = th->zombies;
+		if (q->next)
+			q->next->prev = q;
+		th->zombies = q;
 		return;
 	}
 	queue_free(q);
