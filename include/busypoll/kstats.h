@@ -31,6 +31,12 @@ int bp_read_netstat_field(const char *path, const char *section, const char *fie
 int bp_read_softirq(const char *path, const char *row, uint64_t *value);
 /* bp_kstats_read - all of the above for this namespace and process. 0 or -errno. */
 int bp_kstats_read(struct bp_kstats *s);
+/*
+ * bp_thread_cpu_ns - CPU time (user + system) of thread tid of this process, in ns,
+ * kernel threads of ours included (io_uring's SQPOLL thread, io-wq workers: see
+ * bp_loop_kthreads). 0, or -errno (-ESRCH: no such thread, or it exited).
+ */
+int bp_thread_cpu_ns(int tid, uint64_t *ns);
 /* bp_kstats_delta - after - before, field by field. */
 void bp_kstats_delta(const struct bp_kstats *after, const struct bp_kstats *before,
 		     struct bp_kstats *delta);

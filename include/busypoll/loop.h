@@ -39,6 +39,9 @@ struct bp_loop_counters {
 	uint64_t sleep_ns;     /* time inside waits that could sleep (includes kernel busy poll) */
 	uint64_t bytes_in;
 	uint64_t bytes_out;
+	uint64_t recv_arms;    /* completion backends: receives armed; one per message unless a
+				* multishot receive stays armed (io_uring), so per message it is
+				* the re-arm rate. Readiness backends: 0 */
 };
 
 /* ---- errors ---- */
@@ -106,6 +109,20 @@ struct bp_loop_snapshot {
 };
 /* bp_loop_snapshot_take - on the loop's own thread (RUSAGE_THREAD is the caller's). */
 void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *s);
+
+/* A kernel thread that works for a loop, in this process (/proc/self/task/TID). */
+struct bp_loop_kthread {
+	int tid;
+	const char *role;  /* "sqpoll": io_uring's SQ thread; "io-wq": an io_uring worker */
+};
+/*
+ * bp_loop_kthreads - the threads besides the loop's own that do its work right now:
+ * the SQPOLL thread of a uring:sqpoll loop, the io-wq workers of its submitter. Their
+ * CPU time is not in the loop thread's RUSAGE_THREAD; bp_thread_cpu_ns (kstats.h)
+ * reads it. Writes up to max into out; returns how many there are (0 for epoll and
+ * most uring loops), or -errno. Any thread, while the loop lives.
+ */
+int bp_loop_kthreads(const struct bp_loop *loop, struct bp_loop_kthread *out, size_t max);
 
 /* bp_now_ns - CLOCK_MONOTONIC in ns (vDSO, no syscall). */
 uint64_t bp_now_ns(void);

@@ -10,7 +10,9 @@
  *                                         poll while anything arrived in the last N us, then block
  *   epoll:suspend[,usecs=N,budget=N,defer=N,gro-flush=NS,suspend=NS]
  *                                         IRQ suspension (prefer busy poll + per-NAPI settings)
- *   uring:sqpoll[,idle=MS][,napi=USECS]   SQPOLL ring, optionally with NAPI busy polling
+ *   uring:sqpoll[,idle=MS][,napi=USECS][,spin]
+ *                                         SQPOLL ring, optionally with NAPI busy polling;
+ *                                         spin: reap completions in userspace, no syscalls
  * Every uring mode also takes setup=plain|coop|defer (ring setup flags, see docs).
  */
 #ifndef BUSYPOLL_MODE_H
@@ -63,6 +65,7 @@ struct bp_mode {
 	uint64_t gro_flush_ns;     /* suspend: per-NAPI gro-flush-timeout */
 	uint64_t irq_suspend_ns;   /* suspend: per-NAPI irq-suspend-timeout */
 	enum bp_uring_setup setup; /* uring only */
+	bool spin;                 /* sqpoll: spin on the completion ring, never enter to wait */
 	uint32_t keys_set;         /* bitmask of BP_KEY_* given explicitly */
 };
 
@@ -79,6 +82,7 @@ enum {
 	BP_KEY_GRO_FLUSH = 1u << 8,
 	BP_KEY_SUSPEND = 1u << 9,
 	BP_KEY_SETUP = 1u << 10,
+	BP_KEY_SPIN = 1u << 11,
 };
 
 /*
@@ -118,6 +122,27 @@ struct bp_mode_info {
 };
 /* bp_mode_table - the families, in display order; *count set. */
 const struct bp_mode_info *bp_mode_table(size_t *count);
+
+/*
+ * An optional kernel feature a backend uses wherever this kernel has it (io_uring's
+ * multishot receive, registered descriptors, ...): the modes work without it, the
+ * feature only makes them cheaper. `busypoll modes --features` lists them.
+ */
+struct bp_feature {
+	const char *backend;  /* "uring" */
+	const char *name;     /* "multishot": the word BP_URING_FEATURES takes */
+	const char *needs;    /* "Linux 6.0" */
+	const char *summary;  /* what it is and what it saves, one line */
+	int status;           /* 0: in use; -EOPNOTSUPP: this kernel lacks it; -ECANCELED:
+			       * turned off (BP_URING_FEATURES); -EINVAL: that variable does
+			       * not parse; another -errno: the probe could not run */
+};
+/*
+ * bp_features - every backend's optional features, each probed once per process
+ * (and only when asked: listing uring's creates a few rings). Writes up to max
+ * into out (out may be NULL with max 0); returns how many there are.
+ */
+size_t bp_features(struct bp_feature *out, size_t max);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@
 
 #include <busypoll/napi.h>
 
-#include "core/internal.h"
+#include "backends/epoll.h"
 
 #define EPOLL_BATCH 256
 #define IO_OUT_ARMED 1u /* io->bstate: EPOLLOUT is in the interest set */
@@ -30,46 +30,46 @@ struct epoll_backend {
 	struct epoll_event evs[EPOLL_BATCH];
 };
 
-static struct epoll_backend *eb(struct bp_loop *loop)
+static struct epoll_backend *eb(struct bp_backend_loop *bl)
 {
-	return loop->backend_data;
+	return bl->data;
+}
+
+int bp_epoll_set_params(int epfd, uint32_t usecs, uint16_t budget, uint8_t prefer)
+{
+	struct epoll_params p = { .busy_poll_usecs = usecs, .busy_poll_budget = budget,
+				  .prefer_busy_poll = prefer };
+
+	return ioctl(epfd, EPIOCSPARAMS, &p) ? -errno : 0;
 }
 
 /* Busy-poll parameters for this epoll instance, per the mode. */
-static int epoll_set_params(struct bp_loop *loop)
+static int epoll_set_params(struct bp_backend_loop *bl)
 {
-	const struct bp_mode *m = &loop->mode;
-	struct epoll_params p = { 0 };
+	const struct bp_mode *m = &bl->mode;
+	uint8_t prefer;
+	int err;
 
-	if (m->policy == BP_POLICY_NAPI) {
-		p.busy_poll_usecs = m->busy_usecs;
-		p.busy_poll_budget = m->budget;
-		p.prefer_busy_poll = m->prefer;
-	} else if (m->policy == BP_POLICY_SUSPEND) {
-		/* IRQ suspension is driven by prefer_busy_poll (napi.rst). */
-		p.busy_poll_usecs = m->busy_usecs;
-		p.busy_poll_budget = m->budget;
-		p.prefer_busy_poll = 1;
-	} else {
+	if (m->policy == BP_POLICY_NAPI)
+		prefer = m->prefer;
+	else if (m->policy == BP_POLICY_SUSPEND)
+		prefer = 1; /* IRQ suspension is driven by prefer_busy_poll (napi.rst) */
+	else
 		return 0;
-	}
-	loop->ctr.syscalls++;
-	if (ioctl(eb(loop)->epfd, EPIOCSPARAMS, &p) < 0) {
-		int err = errno;
-
-		if (err == EPERM)
-			return bp_err_set(-EPERM, "%s,budget=%u needs CAP_NET_ADMIN",
-					  bp_mode_name(m), (unsigned)p.busy_poll_budget);
-		if (err == ENOTTY || err == EINVAL)
-			return bp_err_set(-EOPNOTSUPP,
-					  "%s needs EPIOCSPARAMS (Linux 6.9); this kernel lacks it",
-					  bp_mode_name(m));
-		return bp_err_sys("ioctl(EPIOCSPARAMS)", -err);
-	}
+	bl->ctr.syscalls++;
+	err = bp_epoll_set_params(eb(bl)->epfd, m->busy_usecs, m->budget, prefer);
+	if (err == -EPERM)
+		return bp_err_set(-EPERM, "%s,budget=%u needs CAP_NET_ADMIN", bp_mode_name(m),
+				  (unsigned)m->budget);
+	if (err == -ENOTTY || err == -EINVAL)
+		return bp_err_set(-EOPNOTSUPP, "%s needs EPIOCSPARAMS (Linux 6.9); this kernel lacks it",
+				  bp_mode_name(m));
+	if (err)
+		return bp_err_sys("ioctl(EPIOCSPARAMS)", err);
 	return 0;
 }
 
-static int epoll_init(struct bp_loop *loop)
+static int epoll_init(struct bp_backend_loop *bl)
 {
 	struct epoll_backend *b = calloc(1, sizeof(*b));
 	int ret;
@@ -82,28 +82,28 @@ static int epoll_init(struct bp_loop *loop)
 		free(b);
 		return ret;
 	}
-	loop->backend_data = b;
-	ret = epoll_set_params(loop);
+	bl->data = b;
+	ret = epoll_set_params(bl);
 	if (ret) {
 		close(b->epfd);
 		free(b);
-		loop->backend_data = NULL;
+		bl->data = NULL;
 	}
 	return ret;
 }
 
-static void epoll_fini(struct bp_loop *loop)
+static void epoll_fini(struct bp_backend_loop *bl)
 {
-	struct epoll_backend *b = eb(loop);
+	struct epoll_backend *b = eb(bl);
 
 	if (!b)
 		return;
 	close(b->epfd);
 	free(b);
-	loop->backend_data = NULL;
+	bl->data = NULL;
 }
 
-static int epoll_ctl_io(struct bp_loop *loop, int op, struct bp_io *io)
+static int epoll_ctl_io(struct bp_backend_loop *bl, int op, struct bp_io *io)
 {
 	struct epoll_event ev = { .data.ptr = io };
 
@@ -112,19 +112,19 @@ static int epoll_ctl_io(struct bp_loop *loop, int op, struct bp_io *io)
 		ev.events |= EPOLLRDHUP;
 	if (io->bstate & IO_OUT_ARMED)
 		ev.events |= EPOLLOUT;
-	loop->ctr.syscalls++;
-	if (epoll_ctl(eb(loop)->epfd, op, io->fd, op == EPOLL_CTL_DEL ? NULL : &ev) < 0)
+	bl->ctr.syscalls++;
+	if (epoll_ctl(eb(bl)->epfd, op, io->fd, op == EPOLL_CTL_DEL ? NULL : &ev) < 0)
 		return bp_err_sys("epoll_ctl", -errno);
 	return 0;
 }
 
-static int epoll_add(struct bp_loop *loop, struct bp_io *io)
+static int epoll_add(struct bp_backend_loop *bl, struct bp_io *io)
 {
 	io->bstate = 0;
-	return epoll_ctl_io(loop, EPOLL_CTL_ADD, io);
+	return epoll_ctl_io(bl, EPOLL_CTL_ADD, io);
 }
 
-static int epoll_want_write(struct bp_loop *loop, struct bp_io *io, bool on)
+static int epoll_want_write(struct bp_backend_loop *bl, struct bp_io *io, bool on)
 {
 	if (!!(io->bstate & IO_OUT_ARMED) == on)
 		return 0;
@@ -132,15 +132,15 @@ static int epoll_want_write(struct bp_loop *loop, struct bp_io *io, bool on)
 		io->bstate |= IO_OUT_ARMED;
 	else
 		io->bstate &= ~IO_OUT_ARMED;
-	return epoll_ctl_io(loop, EPOLL_CTL_MOD, io);
+	return epoll_ctl_io(bl, EPOLL_CTL_MOD, io);
 }
 
-static int epoll_del(struct bp_loop *loop, struct bp_io *io)
+static int epoll_del(struct bp_backend_loop *bl, struct bp_io *io)
 {
 	/* Closing the fd removes it too; an explicit DEL keeps a paused listener quiet. */
 	if (io->kind == BP_IO_CONN)
 		return 0;
-	return epoll_ctl_io(loop, EPOLL_CTL_DEL, io);
+	return epoll_ctl_io(bl, EPOLL_CTL_DEL, io);
 }
 
 /*
@@ -169,10 +169,10 @@ static int epoll_wait_ns(int epfd, struct epoll_event *evs, int room, int64_t ti
 	return epoll_pwait(epfd, evs, room, ms > INT_MAX ? INT_MAX : (int)ms, NULL);
 }
 
-static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
+static int epoll_wait_events(struct bp_backend_loop *bl, int64_t timeout_ns)
 {
-	struct epoll_backend *b = eb(loop);
-	int room = BP_MAX_EVENTS - loop->nev;
+	struct epoll_backend *b = eb(bl);
+	int room = BP_MAX_EVENTS - bl->nev;
 	int n, added = 0;
 
 	if (room > EPOLL_BATCH)
@@ -181,7 +181,7 @@ static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
 	room /= 2;
 	if (room <= 0)
 		return 0;
-	loop->ctr.syscalls++;
+	bl->ctr.syscalls++;
 	n = epoll_wait_ns(b->epfd, b->evs, room, timeout_ns);
 	if (n < 0)
 		return errno == EINTR ? 0 : bp_err_sys("epoll_pwait2", -errno);
@@ -195,19 +195,19 @@ static int epoll_wait_events(struct bp_loop *loop, int64_t timeout_ns)
 		if (e & EPOLLERR)
 			flags |= BP_EVF_ERR;
 		if (e & EPOLLOUT)
-			loop->ev[loop->nev++] = (struct bp_event){ io, BP_EV_WRITABLE, flags, 0 };
+			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_WRITABLE, flags, 0, NULL };
 		/* Errors and hang-ups are found by the core's next recv. */
 		if (e & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
-			loop->ev[loop->nev++] = (struct bp_event){ io, BP_EV_READABLE, flags, 0 };
+			bl->ev[bl->nev++] = (struct bp_event){ io, BP_EV_READABLE, flags, 0, NULL };
 		added++;
 	}
 	return added;
 }
 
 /* IRQ suspension: give each NAPI this loop serves the mode's per-NAPI settings. */
-static void epoll_napi_seen(struct bp_loop *loop, uint32_t napi_id)
+static void epoll_napi_seen(struct bp_backend_loop *bl, uint32_t napi_id)
 {
-	const struct bp_mode *m = &loop->mode;
+	const struct bp_mode *m = &bl->mode;
 	bp_napi_settings s = { 0 };
 
 	if (m->policy != BP_POLICY_SUSPEND)
@@ -216,7 +216,7 @@ static void epoll_napi_seen(struct bp_loop *loop, uint32_t napi_id)
 	s.gro_flush_timeout_ns = m->gro_flush_ns;
 	s.irq_suspend_timeout_ns = m->irq_suspend_ns;
 	s.has = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH | BP_NAPI_HAS_IRQ_SUSPEND;
-	loop->ctr.syscalls++;
+	bl->ctr.syscalls++;
 	if (bp_napi_set(napi_id, &s) < 0) {
 		/* Busy polling still works without suspension; the error stays readable. */
 	}
@@ -224,7 +224,10 @@ static void epoll_napi_seen(struct bp_loop *loop, uint32_t napi_id)
 
 const struct bp_backend_ops bp_backend_epoll = {
 	.name = "epoll",
+	.kind = BP_BACKEND_EPOLL,
 	.completion = false,
+	.families = bp_epoll_families,
+	.check = bp_epoll_check,
 	.init = epoll_init,
 	.fini = epoll_fini,
 	.add = epoll_add,

@@ -59,6 +59,11 @@ enum {
 	BP_NAPI_TRACK_INACTIVE = 255,
 };
 
+/* ---- io_uring ring setup newer than liburing 2.3 ---- */
+#ifndef IORING_SETUP_NO_SQARRAY
+#define IORING_SETUP_NO_SQARRAY (1U << 16) /* Linux 6.6: SQEs indexed by the SQ head directly */
+#endif
+
 /* ---- socket options ---- */
 #ifndef SO_BUSY_POLL
 #define SO_BUSY_POLL 46

@@ -4,7 +4,8 @@
  *
  * Two ways to the kernel, one bookkeeping:
  *   - a backend with ->aio_submit (uring) takes each I/O on the loop's own ring and
- *     hands the CQE back through bp_aio_complete while it reaps;
+ *     hands its completion back as a BP_EV_AIO event, which the dispatch gives to
+ *     bp_aio_complete;
  *   - otherwise (epoll) the loop gets a storage ring of its own, made at the first
  *     submission: a plain io_uring whose SQEs are submitted once per iteration just
  *     before the wait (bp_aio_before_wait), with an eventfd registered on it that
@@ -16,9 +17,9 @@
  * The queues (one per device per loop) bound what is in flight; what is beyond the
  * depth waits in a FIFO and starts as earlier I/O completes, before the completed
  * one's callback runs, so a callback that submits again goes behind the waiters.
- * Completed I/O collects on the loop's done list while the backend reaps, and the
- * callbacks run after the iteration's socket events (bp_aio_run_done), then each
- * queue's batch hook once.
+ * Completed I/O collects on the loop's done list as it is reaped or dispatched, and
+ * the callbacks run after the iteration's socket events (bp_aio_run_done), then each
+ * queue's batch hook once. The SQE itself is backends/aio_sqe.c's, for both rings.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,9 +60,9 @@ static struct bp_aio_loop *loop_state(struct bp_loop *loop)
 static void ring_free(struct bp_loop *loop, struct bp_aio_ring *r)
 {
 	if (r->io.fd >= 0) {
-		loop->be->del(loop, &r->io);
+		loop->be->del(&loop->bl, &r->io);
 		close(r->io.fd);
-		loop->ctr.syscalls++;
+		loop->bl.ctr.syscalls++;
 	}
 	io_uring_queue_exit(&r->ring);
 	free(r);
@@ -79,7 +80,7 @@ static int ring_create(struct bp_loop *loop, struct bp_aio_loop *s)
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE;
 	p.cq_entries = RING_CQ_ENTRIES;
-	loop->ctr.syscalls++;
+	loop->bl.ctr.syscalls++;
 	ret = io_uring_queue_init_params(RING_SQ_ENTRIES, &r->ring, &p);
 	if (ret < 0) {
 		free(r);
@@ -90,14 +91,14 @@ static int ring_create(struct bp_loop *loop, struct bp_aio_loop *s)
 	}
 	r->io.kind = BP_IO_AIO;
 	r->io.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	loop->ctr.syscalls++;
+	loop->bl.ctr.syscalls++;
 	if (r->io.fd < 0) {
 		ret = bp_err_sys("eventfd (storage ring)", -errno);
 		io_uring_queue_exit(&r->ring);
 		free(r);
 		return ret;
 	}
-	loop->ctr.syscalls++;
+	loop->bl.ctr.syscalls++;
 	ret = io_uring_register_eventfd(&r->ring, r->io.fd);
 	if (ret < 0) {
 		ret = bp_err_sys("io_uring_register(EVENTFD)", ret);
@@ -106,7 +107,7 @@ static int ring_create(struct bp_loop *loop, struct bp_aio_loop *s)
 		free(r);
 		return ret;
 	}
-	ret = loop->be->add(loop, &r->io);
+	ret = loop->be->add(&loop->bl, &r->io);
 	if (ret < 0) {
 		close(r->io.fd);
 		io_uring_queue_exit(&r->ring);
@@ -128,7 +129,7 @@ static int ring_submit(struct bp_loop *loop, struct bp_aio_ring *r)
 
 	if (!r->queued && !io_uring_cq_has_overflow(&r->ring))
 		return 0;
-	loop->ctr.syscalls++;
+	loop->bl.ctr.syscalls++;
 	ret = io_uring_submit(&r->ring);
 	r->queued = io_uring_sq_ready(&r->ring);
 	if (ret < 0 && ret != -EAGAIN && ret != -EBUSY && ret != -EINTR)
@@ -171,40 +172,11 @@ static void ring_reap(struct bp_loop *loop, struct bp_aio_ring *r)
 
 /* ---- issuing, completing ---- */
 
-void bp_aio_prep_sqe(struct io_uring_sqe *sqe, const struct bp_aio *a)
-{
-	/* syncs and fallocate have no buffer: no arithmetic on their NULL */
-	void *buf = is_transfer(a) ? (uint8_t *)a->buf + a->xfer : NULL;
-	unsigned len = (unsigned)(a->len - a->xfer);
-	uint64_t off = a->off + a->xfer;
-
-	switch (a->op) {
-	case BP_AIO_READ:
-		io_uring_prep_read(sqe, a->fd, buf, len, off);
-		break;
-	case BP_AIO_WRITE:
-		io_uring_prep_write(sqe, a->fd, buf, len, off);
-		if (a->flags & BP_AIO_FUA)
-			sqe->rw_flags = RWF_DSYNC;
-		break;
-	case BP_AIO_FSYNC:
-		io_uring_prep_fsync(sqe, a->fd, 0);
-		break;
-	case BP_AIO_FDATASYNC:
-		io_uring_prep_fsync(sqe, a->fd, IORING_FSYNC_DATASYNC);
-		break;
-	case BP_AIO_FALLOCATE:
-	default:
-		io_uring_prep_fallocate(sqe, a->fd, a->mode, (off_t)a->off, (off_t)a->len);
-		break;
-	}
-}
-
 /* issue - hand what is left of a to the kernel, by the backend's ring or the storage ring. */
 static int issue(struct bp_loop *loop, struct bp_aio *a)
 {
 	if (loop->be->aio_submit)
-		return loop->be->aio_submit(loop, a);
+		return loop->be->aio_submit(&loop->bl, a);
 	return ring_issue(loop, loop->aio->ring, a);
 }
 
@@ -421,7 +393,7 @@ void bp_aio_ring_event(struct bp_loop *loop)
 
 	if (!s || !s->ring)
 		return;
-	loop->ctr.syscalls++;
+	loop->bl.ctr.syscalls++;
 	if (read(s->ring->io.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		bp_err_sys("read(storage eventfd)", -errno);
 }
@@ -441,7 +413,7 @@ void bp_aio_run_done(struct bp_loop *loop)
 		q->st.completed++;
 		if (a->res < 0)
 			q->st.errors++;
-		loop->ctr.completions++;
+		loop->bl.ctr.completions++;
 		if (q->batch_fn && !q->batch_marked) {
 			q->batch_marked = true;
 			q->batch_next = s->batch_head;
@@ -466,14 +438,18 @@ static void fini_wait(struct bp_loop *loop, struct bp_aio_loop *s)
 		struct io_uring_cqe *cqe;
 
 		ring_submit(loop, s->ring);
-		loop->ctr.syscalls++;
+		loop->bl.ctr.syscalls++;
 		io_uring_wait_cqe_timeout(&s->ring->ring, &cqe, &ts);
 		ring_reap(loop, s->ring);
 	} else {
-		loop->nev = 0;
-		loop->be->wait(loop, 10 * 1000 * 1000);
+		loop->bl.nev = 0;
+		loop->be->wait(&loop->bl, 10 * 1000 * 1000);
+		/* storage completions come back as events here; the loop's others are nobody's now */
+		for (int i = 0; i < loop->bl.nev; i++)
+			if (loop->bl.ev[i].kind == BP_EV_AIO)
+				bp_aio_complete(loop, (struct bp_aio *)(uintptr_t)loop->bl.ev[i].data, loop->bl.ev[i].res);
 	}
-	loop->nev = 0; /* the loop is going: its other events are nobody's */
+	loop->bl.nev = 0;
 }
 
 void bp_aio_loop_fini(struct bp_loop *loop)

@@ -70,11 +70,11 @@ static void conn_unlink(struct bp_conn *c)
 static void conn_teardown(struct bp_conn *c)
 {
 	c->io.dead = true;
-	c->loop->be->del(c->loop, &c->io);
+	c->loop->be->del(&c->loop->bl, &c->io);
 	if (!c->io.inflight) {
 		close(c->io.fd);
 		c->io.fd = -1;
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 	}
 	conn_unlink(c);
 }
@@ -145,7 +145,7 @@ static void conn_probe_napi(struct bp_conn *c)
 	uint32_t id = 0;
 
 	c->napi_probes--;
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
 		c->napi_id = id;
 		c->napi_probes = 0;
@@ -153,22 +153,41 @@ static void conn_probe_napi(struct bp_conn *c)
 	}
 }
 
-/* Hand the unconsumed bytes to the user; keep what it did not consume. */
-static bool conn_deliver(struct bp_conn *c, size_t n)
+/* Room for need unconsumed bytes in the receive buffer: doubling, within reason. */
+static bool conn_rbuf_reserve(struct bp_conn *c, size_t need)
+{
+	size_t cap = c->rcap;
+	uint8_t *nb;
+
+	if (need <= cap)
+		return true;
+	while (cap < need && cap <= RBUF_MAX / 2)
+		cap *= 2;
+	nb = cap >= need ? realloc(c->rbuf, cap) : NULL;
+	if (!nb) {
+		conn_fail(c, -ENOBUFS, "recv");
+		return false;
+	}
+	c->rbuf = nb;
+	c->rcap = cap;
+	c->riov.iov_base = nb;
+	c->riov.iov_len = cap;
+	return true;
+}
+
+/* n more bytes came in: count them, and look for the NAPI id while it is unknown. */
+static void conn_count_in(struct bp_conn *c, size_t n)
+{
+	c->loop->bl.ctr.bytes_in += n;
+	if (c->napi_probes)
+		conn_probe_napi(c);
+}
+
+/* Hand the unconsumed bytes [0, rlen) to the user; keep what it did not consume. */
+static bool conn_present(struct bp_conn *c)
 {
 	size_t used;
 
-	c->loop->ctr.bytes_in += n;
-	if (c->napi_probes)
-		conn_probe_napi(c);
-	if (conn_is_dgram(c)) {
-		c->in_callback++;
-		c->ops->on_recv(c, c->rbuf, n);
-		c->in_callback--;
-		c->rlen = 0;
-		return conn_after_callback(c);
-	}
-	c->rlen += n;
 	c->in_callback++;
 	used = c->ops->on_recv(c, c->rbuf, c->rlen);
 	c->in_callback--;
@@ -180,20 +199,54 @@ static bool conn_deliver(struct bp_conn *c, size_t n)
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
 	}
-	if (c->rlen == c->rcap) {
-		/* The user needs more than fits: grow, within reason. */
-		size_t cap = c->rcap * 2;
-		uint8_t *nb = cap <= RBUF_MAX ? realloc(c->rbuf, cap) : NULL;
+	/* The user needs more than fits: grow. */
+	return conn_rbuf_reserve(c, c->rlen + 1);
+}
 
-		if (!nb) {
-			conn_fail(c, -ENOBUFS, "recv");
-			return false;
-		}
-		c->rbuf = nb;
-		c->rcap = cap;
-		c->riov.iov_base = nb;
-		c->riov.iov_len = cap;
+/* n bytes landed in the receive buffer at rbuf + rlen (or at rbuf: a datagram). */
+static bool conn_deliver(struct bp_conn *c, size_t n)
+{
+	conn_count_in(c, n);
+	if (conn_is_dgram(c)) {
+		c->in_callback++;
+		c->ops->on_recv(c, c->rbuf, n);
+		c->in_callback--;
+		c->rlen = 0;
+		return conn_after_callback(c);
 	}
+	c->rlen += n;
+	return conn_present(c);
+}
+
+/*
+ * n stream bytes landed in the backend's own buffer (a provided buffer ring), valid
+ * until its next wait. With nothing unconsumed they are presented where they are, no
+ * copy; only what the user leaves is copied into the conn's buffer, the framing buffer
+ * that later bytes go behind.
+ */
+static bool conn_deliver_from(struct bp_conn *c, const uint8_t *data, size_t n)
+{
+	size_t used;
+
+	conn_count_in(c, n);
+	if (c->rlen) {
+		if (!conn_rbuf_reserve(c, c->rlen + n))
+			return false;
+		memcpy(c->rbuf + c->rlen, data, n);
+		c->rlen += n;
+		return conn_present(c);
+	}
+	c->in_callback++;
+	used = c->ops->on_recv(c, data, n);
+	c->in_callback--;
+	if (!conn_after_callback(c))
+		return false;
+	if (used >= n)
+		return true;
+	if (!conn_rbuf_reserve(c, n - used + 1))
+		return false;
+	memcpy(c->rbuf, data + used, n - used);
+	c->rlen = n - used;
 	return true;
 }
 
@@ -266,7 +319,7 @@ int bp_conn_read_tx_timestamps(struct bp_conn *c)
 		bool have_key = false;
 		uint32_t key = 0;
 
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		if (recvmsg(c->io.fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
@@ -310,6 +363,16 @@ int bp_conn_enable_timestamps(struct bp_conn *c)
 	if (setsockopt(c->io.fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) < 0)
 		return bp_err_sys("setsockopt(SO_TIMESTAMPING)", -errno);
 	c->flags |= BP_CONN_TIMESTAMPS;
+	/* A completion backend's receive armed without a control buffer (a multishot one
+	 * would stay so for good): stop it, and the next one is a recvmsg. */
+	if (conn_completion(c) && (c->flags & BP_CONN_RECV_ARMED) && c->loop->be->recv_stop) {
+		int ret = c->loop->be->recv_stop(&c->loop->bl, &c->io);
+
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			c->flags |= BP_CONN_RECV_RESTART;
+	}
 	return 0;
 }
 
@@ -320,14 +383,21 @@ uint64_t bp_conn_rx_timestamp(const struct bp_conn *c)
 
 static void conn_arm_recv(struct bp_conn *c)
 {
+	struct bp_recv r = { 0 };
 	int ret;
 
 	if (c->io.dead || (c->flags & (BP_CONN_RECV_ARMED | BP_CONN_CONNECTING)))
 		return;
-	if (conn_is_dgram(c) || (c->flags & BP_CONN_TIMESTAMPS))
+	if (conn_is_dgram(c) || (c->flags & BP_CONN_TIMESTAMPS)) {
 		conn_prepare_rmsg(c);
+		r.msg = &c->rmsg;
+	} else {
+		r.buf = c->rbuf + c->rlen;
+		r.len = c->rcap - c->rlen;
+	}
 	c->flags |= BP_CONN_RECV_ARMED;
-	ret = c->loop->be->recv(c->loop, c);
+	c->loop->bl.ctr.recv_arms++;
+	ret = c->loop->be->recv(&c->loop->bl, &c->io, &r);
 	if (ret) {
 		c->flags &= ~BP_CONN_RECV_ARMED;
 		conn_fail(c, ret, "io_uring recv");
@@ -340,7 +410,7 @@ static void conn_read_ready(struct bp_conn *c)
 	for (int i = 0; i < RECVS_PER_EVENT && !c->io.dead; i++) {
 		ssize_t n;
 
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		if (c->flags & BP_CONN_TIMESTAMPS) {
 			conn_prepare_rmsg(c);
 			n = recvmsg(c->io.fd, &c->rmsg, MSG_DONTWAIT);
@@ -410,7 +480,7 @@ static int conn_want_write(struct bp_conn *c, bool on)
 		c->flags |= BP_CONN_WRITE_WANTED;
 	else
 		c->flags &= ~BP_CONN_WRITE_WANTED;
-	return c->loop->be->want_write(c->loop, &c->io, on);
+	return c->loop->be->want_write(&c->loop->bl, &c->io, on);
 }
 
 /* One datagram with a syscall; returns bytes, or -errno. */
@@ -419,7 +489,7 @@ static ssize_t dgram_send_now(struct bp_conn *c, const void *data, size_t len,
 {
 	ssize_t n;
 
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (c->flags & BP_CONN_DGRAM_CONNECTED)
 		n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	else
@@ -451,11 +521,11 @@ static void conn_flush_ready(struct bp_conn *c)
 				bp_sendq_consume(&c->sq, sizeof(h) + h.len);
 				continue;
 			}
-			c->loop->ctr.bytes_out += h.len;
+			c->loop->bl.ctr.bytes_out += h.len;
 			bp_sendq_consume(&c->sq, sizeof(h) + h.len);
 			continue;
 		}
-		c->loop->ctr.syscalls++;
+		c->loop->bl.ctr.syscalls++;
 		n = send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
@@ -464,7 +534,7 @@ static void conn_flush_ready(struct bp_conn *c)
 			conn_fail(c, -errno, "send");
 			return;
 		}
-		c->loop->ctr.bytes_out += (size_t)n;
+		c->loop->bl.ctr.bytes_out += (size_t)n;
 		bp_sendq_consume(&c->sq, (size_t)n);
 	}
 	if (conn_want_write(c, false) < 0) {
@@ -499,11 +569,11 @@ static void conn_start_send(struct bp_conn *c)
 		c->smsg.msg_iovlen = 1;
 		c->inflight_len = sizeof(h) + h.len;
 		c->flags |= BP_CONN_SEND_INFLIGHT;
-		ret = c->loop->be->send(c->loop, c, NULL, 0);
+		ret = c->loop->be->send(&c->loop->bl, &c->io, NULL, 0, &c->smsg);
 	} else {
 		c->inflight_len = bp_sendq_len(&c->sq);
 		c->flags |= BP_CONN_SEND_INFLIGHT;
-		ret = c->loop->be->send(c->loop, c, bp_sendq_data(&c->sq), c->inflight_len);
+		ret = c->loop->be->send(&c->loop->bl, &c->io, bp_sendq_data(&c->sq), c->inflight_len, NULL);
 	}
 	if (ret) {
 		c->flags &= ~BP_CONN_SEND_INFLIGHT;
@@ -525,10 +595,10 @@ static void conn_send_done(struct bp_conn *c, int res)
 		return;
 	}
 	if (conn_is_dgram(c)) {
-		c->loop->ctr.bytes_out += c->siov.iov_len;
+		c->loop->bl.ctr.bytes_out += c->siov.iov_len;
 		bp_sendq_consume(&c->sq, c->inflight_len);
 	} else {
-		c->loop->ctr.bytes_out += (size_t)res;
+		c->loop->bl.ctr.bytes_out += (size_t)res;
 		bp_sendq_consume(&c->sq, (size_t)res);
 	}
 	bp_sendq_unpin(&c->sq);
@@ -562,7 +632,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 		if (idle && !conn_completion(c)) {
 			n = dgram_send_now(c, data, len, &c->peer, c->peerlen);
 			if (n >= 0) {
-				c->loop->ctr.bytes_out += len;
+				c->loop->bl.ctr.bytes_out += len;
 				return 0;
 			}
 			if (n != -EAGAIN) {
@@ -576,7 +646,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 			return bp_err_set(ret, "send: out of memory for the send queue");
 	} else {
 		if (idle && !conn_completion(c)) {
-			c->loop->ctr.syscalls++;
+			c->loop->bl.ctr.syscalls++;
 			n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR) {
@@ -587,7 +657,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 				}
 				n = 0;
 			}
-			c->loop->ctr.bytes_out += (size_t)n;
+			c->loop->bl.ctr.bytes_out += (size_t)n;
 			if ((size_t)n == len)
 				return 0;
 		}
@@ -612,7 +682,7 @@ static void conn_connected(struct bp_conn *c, int poll_res)
 	int err = 0;
 	socklen_t len = sizeof(err);
 
-	c->loop->ctr.syscalls++;
+	c->loop->bl.ctr.syscalls++;
 	if (getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
 		err = errno;
 	if (!err && poll_res < 0)
@@ -643,6 +713,8 @@ static void conn_connected(struct bp_conn *c, int poll_res)
 
 void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 {
+	bool restart = false;
+
 	switch (ev->kind) {
 	case BP_EV_READABLE:
 		if (c->flags & BP_CONN_CONNECTING) {
@@ -666,13 +738,23 @@ void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev)
 			conn_flush_ready(c);
 		break;
 	case BP_EV_RECV:
-		c->flags &= ~BP_CONN_RECV_ARMED;
-		if (ev->res > 0) {
+		/* A multishot receive stays armed until a completion without MORE. */
+		if (!(ev->flags & BP_EVF_MORE)) {
+			restart = c->flags & BP_CONN_RECV_RESTART;
+			c->flags &= ~(BP_CONN_RECV_ARMED | BP_CONN_RECV_RESTART);
+		}
+		if (ev->res == -ECANCELED && restart) {
+			conn_arm_recv(c);
+		} else if (ev->res > 0) {
+			bool ok;
+
 			if (conn_is_dgram(c))
 				c->peerlen = c->rmsg.msg_namelen;
 			if (c->flags & BP_CONN_TIMESTAMPS)
 				conn_parse_rx_cmsg(c, &c->rmsg);
-			if (conn_deliver(c, (size_t)ev->res))
+			ok = ev->data ? conn_deliver_from(c, ev->data, (size_t)ev->res)
+				      : conn_deliver(c, (size_t)ev->res);
+			if (ok)
 				conn_arm_recv(c);
 		} else if (ev->res == 0 && !conn_is_dgram(c)) {
 			conn_fail(c, 0, "recv");
@@ -755,7 +837,7 @@ int bp_conn_adopt(struct bp_loop *loop, int fd, const struct bp_conn_ops *ops, v
 	}
 	if (type == SOCK_DGRAM && fd_is_connected(fd))
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
-	ret = loop->be->add(loop, &c->io);
+	ret = loop->be->add(&loop->bl, &c->io);
 	if (ret) {
 		conn_teardown(c);
 		return ret;
@@ -792,7 +874,7 @@ int bp_conn_connect(struct bp_loop *loop, const struct sockaddr *addr, socklen_t
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
 	/* Finish the connect from the loop (on_connect never runs inside this call). */
 	c->flags |= BP_CONN_CONNECTING;
-	ret = loop->be->add(loop, &c->io);
+	ret = loop->be->add(&loop->bl, &c->io);
 	if (!ret)
 		ret = conn_want_write(c, true);
 	if (ret) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine's insides, shared by the core (src/core) and the backends
- * (src/backends). A backend only gathers events or completions into loop->ev[];
- * the core dispatches them, so every mode is timed and counted in one place.
+ * The core's insides (src/core): the loop, connections, listeners, timers and
+ * posted work. The backend contract (what the core and a backend agree on) is
+ * backends/backend.h, included here; nothing in src/backends includes this file.
  */
 #ifndef BP_CORE_INTERNAL_H
 #define BP_CORE_INTERNAL_H
@@ -18,100 +18,11 @@
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 
+#include "backends/backend.h"
 #include "base/compat.h"
 #include "base/error.h"
 #include "core/sendq.h"
 
-
-/* ---- what a backend watches ---- */
-enum bp_io_kind {
-	BP_IO_CONN = 1,
-	BP_IO_LISTENER = 2,
-	BP_IO_WAKE = 3,   /* the loop's eventfd: stop and posted work */
-	BP_IO_AIO = 4,    /* the epoll storage ring's eventfd (core/aio.c) */
-};
-
-/* Embedded first in bp_conn and bp_listener, and in the loop for its eventfd. */
-struct bp_io {
-	int fd;
-	uint8_t kind;         /* enum bp_io_kind */
-	bool dead;            /* closed by the core: skip its events, free when inflight == 0 */
-	uint32_t inflight;    /* completion backends: ops submitted and not yet completed */
-	uint32_t bstate;      /* backend-private bits (e.g. EPOLLOUT armed, poll armed) */
-};
-
-/* Events a backend hands to the core. */
-enum bp_ev_kind {
-	BP_EV_READABLE = 1,  /* readiness: the core does the recv/accept/read */
-	BP_EV_WRITABLE,      /* readiness: the core sends queued bytes / finishes connect */
-	BP_EV_RECV,          /* completion: res bytes landed at conn->rbuf + conn->rlen, or -errno */
-	BP_EV_SEND,          /* completion: res bytes of the in-flight send went, or -errno */
-};
-enum {
-	BP_EVF_HUP = 1u << 0, /* peer hung up (readiness backends) */
-	BP_EVF_ERR = 1u << 1, /* socket error pending (readiness backends) */
-};
-struct bp_event {
-	struct bp_io *io;
-	uint8_t kind;   /* enum bp_ev_kind */
-	uint32_t flags; /* BP_EVF_* */
-	int32_t res;
-};
-
-struct bp_loop;
-struct bp_conn;
-
-/*
- * A backend: one file in src/backends, one table of these operations. All return
- * 0 (or a count) or -errno with bp_err_sys() called, and add every syscall they
- * make to loop->ctr.syscalls.
- */
-struct bp_backend_ops {
-	const char *name;
-	/* true: delivers BP_EV_RECV/BP_EV_SEND (the core calls recv/send below);
-	 * false: delivers BP_EV_READABLE/BP_EV_WRITABLE and the core does the I/O. */
-	bool completion;
-	/* set up for loop->mode; loop->backend_data is the backend's. */
-	int (*init)(struct bp_loop *loop);
-	void (*fini)(struct bp_loop *loop);
-	/* start watching io. Listener and wake: READABLE events (level). Conn: readiness
-	 * backends deliver READABLE (+HUP/ERR flags); completion backends arm nothing
-	 * here (the core calls ->recv). */
-	int (*add)(struct bp_loop *loop, struct bp_io *io);
-	/* readiness: deliver (on=true) or stop WRITABLE events for io. Completion
-	 * backends: on=true arms one POLLOUT poll that comes back as BP_EV_WRITABLE
-	 * (the core uses it to finish a non-blocking connect); on=false is a no-op. */
-	int (*want_write)(struct bp_loop *loop, struct bp_io *io, bool on);
-	/* completion only: arm one receive. Stream: into c->rbuf + c->rlen, up to
-	 * c->rcap - c->rlen bytes. Datagram, or any conn with BP_CONN_TIMESTAMPS:
-	 * recvmsg with c->rmsg (set up by the core; its iovec points at the free part
-	 * of c->rbuf, its name at c->peer, its control at c->cmsg). One at a time. */
-	int (*recv)(struct bp_loop *loop, struct bp_conn *c);
-	/* completion only: one send of len bytes at buf (stream), or sendmsg of
-	 * c->smsg (datagram, when buf == NULL). One at a time per conn. */
-	int (*send)(struct bp_loop *loop, struct bp_conn *c, const void *buf, size_t len);
-	/* stop delivering anything for io; the core closes its fd right after, or,
-	 * for a conn with ops still out (io->inflight), once they are back. Completion
-	 * backends cancel the ops in flight; their completions still come back (the
-	 * core skips them because io->dead) and bring io->inflight to 0. */
-	int (*del)(struct bp_loop *loop, struct bp_io *io);
-	/* gather: wait at most timeout_ns (-1 = until something happens, 0 = do not
-	 * wait) and append events to loop->ev[loop->nev...]. Returns the number added,
-	 * or -errno (-EINTR is fine: returns 0). Must honour loop->mode's policy
-	 * inside the kernel (e.g. NAPI busy poll) but not the userspace spin/hybrid
-	 * logic, which lives in the core. */
-	int (*wait)(struct bp_loop *loop, int64_t timeout_ns);
-	/* optional: a new NAPI id showed up on this loop (static tracking etc.). */
-	void (*napi_seen)(struct bp_loop *loop, uint32_t napi_id);
-	/* optional (io_uring backends): queue the storage I/O a on the loop's own ring,
-	 * what is left of it (bp_aio_prep_sqe), submitted with the next wait; its
-	 * completion goes to bp_aio_complete(loop, a, res) as the CQE is reaped. NULL:
-	 * the core serves storage I/O on a ring of its own (core/aio.c). */
-	int (*aio_submit)(struct bp_loop *loop, struct bp_aio *a);
-};
-
-extern const struct bp_backend_ops bp_backend_epoll;
-extern const struct bp_backend_ops bp_backend_uring;
 
 /* ---- connections ---- */
 enum {
@@ -123,6 +34,7 @@ enum {
 	BP_CONN_DGRAM = 1u << 5,
 	BP_CONN_DGRAM_CONNECTED = 1u << 6,
 	BP_CONN_TIMESTAMPS = 1u << 7,   /* SO_TIMESTAMPING: receive with recvmsg and cmsg */
+	BP_CONN_RECV_RESTART = 1u << 8, /* completion: the armed receive was stopped to re-arm */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u
@@ -187,7 +99,6 @@ struct bp_post_item {
 };
 
 /* ---- storage I/O (core/aio.c; the API in busypoll/aio.h) ---- */
-struct io_uring_sqe;
 struct bp_aio_ring;
 struct bp_aio_loop {
 	uint32_t pending;             /* submitted, callback not yet run */
@@ -198,8 +109,7 @@ struct bp_aio_loop {
 	bool dropping;                /* bp_loop_destroy: callbacks are not run */
 	struct bp_aio_ring *ring;     /* no backend aio_submit: the storage ring, made on first use */
 };
-/* bp_aio_prep_sqe - fill sqe with what is left of a (from a->xfer); user_data is the caller's. */
-void bp_aio_prep_sqe(struct io_uring_sqe *sqe, const struct bp_aio *a);
+struct bp_loop;
 /* bp_aio_complete - the kernel finished a (or a part of it) with res; continues a short transfer. */
 void bp_aio_complete(struct bp_loop *loop, struct bp_aio *a, int res);
 /* bp_aio_before_wait - submit the storage ring's queued I/O; true if completions are ready (do not block). */
@@ -213,16 +123,11 @@ void bp_aio_ring_event(struct bp_loop *loop);
 /* bp_aio_loop_fini - bp_loop_destroy: wait for the kernel's in-flight I/O (no callbacks), free. */
 void bp_aio_loop_fini(struct bp_loop *loop);
 
-#define BP_MAX_EVENTS 256
 #define BP_MAX_NAPI_IDS 64
 
 struct bp_loop {
-	struct bp_mode mode;
+	struct bp_backend_loop bl;   /* first: the backend's view (mode, events, counters) */
 	const struct bp_backend_ops *be;
-	void *backend_data;
-	struct bp_event ev[BP_MAX_EVENTS];
-	int nev;
-	struct bp_loop_counters ctr;
 	uint64_t now_ns;
 	uint64_t last_activity_ns;   /* hybrid: when anything last arrived */
 	bool poll_next;              /* bp_loop_poll_next: the next wait does not block */

@@ -18,7 +18,7 @@ static void listener_resume(struct bp_loop *loop, void *arg)
 {
 	struct bp_listener *l = arg;
 
-	if (!l->io.dead && loop->be->add(loop, &l->io) == 0)
+	if (!l->io.dead && loop->be->add(&loop->bl, &l->io) == 0)
 		return;
 }
 
@@ -31,7 +31,7 @@ void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev)
 	for (int i = 0; i < ACCEPTS_PER_EVENT && !l->io.dead; i++) {
 		int fd;
 
-		loop->ctr.syscalls++;
+		loop->bl.ctr.syscalls++;
 		fd = accept4(l->io.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			int err = -errno;
@@ -45,7 +45,7 @@ void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev)
 				 * would spin. Keep serving the conns we have, retry later.
 				 */
 				bp_err_sys("accept4", err);
-				loop->be->del(loop, &l->io);
+				loop->be->del(&loop->bl, &l->io);
 				bp_timer_start(loop, &l->retry, ACCEPT_PAUSE_US, listener_resume, l);
 				if (!l->accept_failing) {
 					l->accept_failing = true;
@@ -107,7 +107,7 @@ int bp_listener_create(struct bp_loop *loop, const struct sockaddr *addr, sockle
 	l->arg = arg;
 	l->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
 						    : ((struct sockaddr_in *)&bound)->sin_port);
-	ret = loop->be->add(loop, &l->io);
+	ret = loop->be->add(&loop->bl, &l->io);
 	if (ret) {
 		free(l);
 		goto err_close;
@@ -137,7 +137,7 @@ void bp_listener_close(struct bp_listener *l)
 		return;
 	l->io.dead = true;
 	bp_timer_stop(loop, &l->retry);
-	loop->be->del(loop, &l->io);
+	loop->be->del(&loop->bl, &l->io);
 	close(l->io.fd);
 	if (l->prev)
 		l->prev->next = l->next;

@@ -22,11 +22,6 @@ uint64_t bp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static const struct bp_backend_ops *backend_for(enum bp_backend_kind kind)
-{
-	return kind == BP_BACKEND_URING ? &bp_backend_uring : &bp_backend_epoll;
-}
-
 int bp_loop_create(struct bp_loop **loopp, const struct bp_mode *mode)
 {
 	struct bp_loop *loop;
@@ -40,8 +35,8 @@ int bp_loop_create(struct bp_loop **loopp, const struct bp_mode *mode)
 	loop = calloc(1, sizeof(*loop));
 	if (!loop)
 		return bp_err_set(-ENOMEM, "bp_loop_create: out of memory");
-	loop->mode = *mode;
-	loop->be = backend_for(mode->backend);
+	loop->bl.mode = *mode;
+	loop->be = bp_backend_of(mode->backend); /* bp_mode_check made sure there is one */
 	loop->now_ns = bp_now_ns();
 	pthread_mutex_init(&loop->post_lock, NULL);
 
@@ -51,17 +46,17 @@ int bp_loop_create(struct bp_loop **loopp, const struct bp_mode *mode)
 		ret = bp_err_sys("eventfd", -errno);
 		goto err_free;
 	}
-	ret = loop->be->init(loop);
+	ret = loop->be->init(&loop->bl);
 	if (ret)
 		goto err_close;
-	ret = loop->be->add(loop, &loop->wake);
+	ret = loop->be->add(&loop->bl, &loop->wake);
 	if (ret)
 		goto err_fini;
 	*loopp = loop;
 	return 0;
 
 err_fini:
-	loop->be->fini(loop);
+	loop->be->fini(&loop->bl);
 err_close:
 	close(loop->wake.fd);
 err_free:
@@ -81,7 +76,7 @@ void bp_loop_destroy(struct bp_loop *loop)
 	/* Storage I/O first: the kernel must be done with its buffers before we return. */
 	bp_aio_loop_fini(loop);
 	/* Tearing the backend down ends every op in flight, so nothing is left to wait for. */
-	loop->be->fini(loop);
+	loop->be->fini(&loop->bl);
 	bp_loop_reap(loop, true);
 	close(loop->wake.fd);
 	bp_timer_heap_free(&loop->timers);
@@ -93,13 +88,14 @@ void bp_loop_destroy(struct bp_loop *loop)
 /* How long the next wait may block, in ns (-1 = until woken). */
 static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
 {
-	const struct bp_mode *m = &loop->mode;
+	const struct bp_mode *m = &loop->bl.mode;
 	struct bp_timer *t = bp_timer_heap_top(&loop->timers);
 	int64_t timeout = -1;
 
 	if (atomic_load_explicit(&loop->stop, memory_order_relaxed))
 		return 0;
-	if (m->policy == BP_POLICY_SPIN)
+	/* uring:sqpoll,spin: the SQ thread submits, the loop reaps the CQ ring: never enter. */
+	if (m->policy == BP_POLICY_SPIN || (m->policy == BP_POLICY_SQPOLL && m->spin))
 		return 0;
 	if (loop->poll_next) {
 		loop->poll_next = false;
@@ -118,13 +114,17 @@ static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
 
 static void loop_dispatch(struct bp_loop *loop)
 {
-	for (int i = 0; i < loop->nev; i++) {
-		const struct bp_event *ev = &loop->ev[i];
+	for (int i = 0; i < loop->bl.nev; i++) {
+		const struct bp_event *ev = &loop->bl.ev[i];
 		struct bp_io *io = ev->io;
 
+		if (ev->kind == BP_EV_AIO) { /* storage I/O on the loop's own ring: no io */
+			bp_aio_complete(loop, (struct bp_aio *)(uintptr_t)ev->data, ev->res);
+			continue;
+		}
 		if (io->dead)
 			continue;
-		loop->ctr.completions++;
+		loop->bl.ctr.completions++;
 		switch (io->kind) {
 		case BP_IO_CONN:
 			bp_conn_on_event((struct bp_conn *)io, ev);
@@ -135,7 +135,7 @@ static void loop_dispatch(struct bp_loop *loop)
 		case BP_IO_WAKE: {
 			uint64_t v;
 
-			loop->ctr.syscalls++;
+			loop->bl.ctr.syscalls++;
 			if (read(loop->wake.fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 				bp_err_sys("read(eventfd)", -errno);
 			atomic_store(&loop->wake_pending, false);
@@ -147,7 +147,7 @@ static void loop_dispatch(struct bp_loop *loop)
 			break;
 		}
 	}
-	loop->nev = 0;
+	loop->bl.nev = 0;
 }
 
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
@@ -164,23 +164,23 @@ int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
 	if (loop->aio && bp_aio_before_wait(loop))
 		timeout_ns = 0;
 	t0 = loop->now_ns = bp_now_ns();
-	loop->nev = 0;
-	n = loop->be->wait(loop, timeout_ns);
+	loop->bl.nev = 0;
+	n = loop->be->wait(&loop->bl, timeout_ns);
 	t1 = loop->now_ns = bp_now_ns();
-	loop->ctr.waits++;
+	loop->bl.ctr.waits++;
 	if (timeout_ns == 0)
-		loop->ctr.poll_ns += t1 - t0;
+		loop->bl.ctr.poll_ns += t1 - t0;
 	else
-		loop->ctr.sleep_ns += t1 - t0;
+		loop->bl.ctr.sleep_ns += t1 - t0;
 	if (n < 0)
 		return n;
 	if (loop->aio)
 		n += bp_aio_collect(loop);
 	if (n == 0) {
-		loop->ctr.empty_polls++;
+		loop->bl.ctr.empty_polls++;
 	} else {
 		if (timeout_ns != 0)
-			loop->ctr.wakeups++;
+			loop->bl.ctr.wakeups++;
 		loop->last_activity_ns = t1;
 		loop_dispatch(loop);
 	}
@@ -228,11 +228,18 @@ bool bp_loop_stopping(const struct bp_loop *loop)
 	return atomic_load(&((struct bp_loop *)loop)->stop);
 }
 
-const struct bp_mode *bp_loop_mode(const struct bp_loop *loop) { return &loop->mode; }
-const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { return &loop->ctr; }
+const struct bp_mode *bp_loop_mode(const struct bp_loop *loop) { return &loop->bl.mode; }
+const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { return &loop->bl.ctr; }
 void *bp_loop_data(const struct bp_loop *loop) { return loop->user; }
 void bp_loop_set_data(struct bp_loop *loop, void *data) { loop->user = data; }
 uint64_t bp_loop_now_ns(const struct bp_loop *loop) { return loop->now_ns; }
+
+int bp_loop_kthreads(const struct bp_loop *loop, struct bp_loop_kthread *out, size_t max)
+{
+	if (!loop->be->kthreads)
+		return 0;
+	return loop->be->kthreads(&loop->bl, out, max);
+}
 
 size_t bp_loop_napi_ids(const struct bp_loop *loop, uint32_t *ids, size_t max)
 {
@@ -252,7 +259,7 @@ void bp_loop_note_napi(struct bp_loop *loop, uint32_t napi_id)
 	if (loop->n_napi_ids < BP_MAX_NAPI_IDS)
 		loop->napi_ids[loop->n_napi_ids++] = napi_id;
 	if (loop->be->napi_seen)
-		loop->be->napi_seen(loop, napi_id);
+		loop->be->napi_seen(&loop->bl, napi_id);
 }
 
 void bp_loop_reap(struct bp_loop *loop, bool force)
@@ -270,7 +277,7 @@ void bp_loop_reap(struct bp_loop *loop, bool force)
 		*cp = c->next_dead;
 		if (c->io.fd >= 0) { /* kept open while ops named it (conn_teardown) */
 			close(c->io.fd);
-			loop->ctr.syscalls++;
+			loop->bl.ctr.syscalls++;
 		}
 		bp_sendq_free(&c->sq);
 		free(c->rbuf);
@@ -300,5 +307,5 @@ void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *
 		s->nvcsw = (uint64_t)ru.ru_nvcsw;
 		s->nivcsw = (uint64_t)ru.ru_nivcsw;
 	}
-	s->ctr = loop->ctr;
+	s->ctr = loop->bl.ctr;
 }

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Wait modes: the grammar BACKEND:POLICY[,key=value|flag...], its canonical text,
- * and the table of families shown by `busypoll modes`.
+ * the table of families shown by `busypoll modes`, and bp_mode_check.
  *
- * Everything here is table driven: a family lists the keys it takes (in canonical
- * order, with their ranges) and its defaults, so the parser, the formatter and the
- * table cannot disagree about what a family accepts. What the kernel and process
- * can actually do is probe.c's business, not this file's.
+ * Everything here is table driven: each backend (backends/registry.c) lists its
+ * families, each with the keys it takes (in canonical order, with their ranges)
+ * and its defaults, so the parser, the formatter and the table cannot disagree
+ * about what a family accepts. This file owns the vocabulary every family shares
+ * (key names and kinds, policy names, where a key lives in struct bp_mode); what
+ * the kernel and process can actually do is each backend's ->check.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +23,6 @@
 
 /* Longest user token echoed back in a message, so that the message stays one short line. */
 #define ECHO_MAX 64
-
-/* io_uring's NAPI busy-poll time is capped at 10 ms by the kernel; we refuse rather than
- * let it silently shorten what the user asked for. */
-#define URING_NAPI_MAX_USECS 10000u
 
 enum key_kind {
 	KEY_NUM,  /* key=N, decimal */
@@ -55,152 +54,73 @@ static const struct key_def key_defs[] = {
 	{ "gro-flush", BP_KEY_GRO_FLUSH, KEY_NUM, NULL, 0 },
 	{ "suspend", BP_KEY_SUSPEND, KEY_NUM, NULL, 0 },
 	{ "setup", BP_KEY_SETUP, KEY_ENUM, setup_words, 3 },
+	{ "spin", BP_KEY_SPIN, KEY_FLAG, NULL, 0 },
 };
 #define N_KEY_DEFS (sizeof(key_defs) / sizeof(key_defs[0]))
 
-/* A key as one family takes it: numeric keys carry that family's range. */
-struct key_spec {
-	uint32_t bit;
-	uint64_t min, max;
-};
+/* Room for every backend's families (10 today); families past it are not offered. */
+#define BP_MAX_FAMILIES 32
 
+/* A family and the backend that offers it. */
 struct family {
-	enum bp_backend_kind backend;
-	enum bp_policy policy;
-	const struct key_spec *keys; /* canonical order */
-	size_t nkeys;
-	struct bp_mode defaults;
+	const struct bp_backend_ops *be;
+	const struct bp_mode_family *f;
 };
 
-#define SPEC(bit_) { (bit_), 0, 0 }
-#define NUM(bit_, lo, hi) { (bit_), (lo), (hi) }
-#define KEYS(a) (a), (sizeof(a) / sizeof((a)[0]))
+/* Every backend's families, in display order (backends in registry order): built once. */
+static struct family families[BP_MAX_FAMILIES];
+static struct bp_mode_info infos[BP_MAX_FAMILIES];
+static size_t n_families;
+static pthread_once_t families_once = PTHREAD_ONCE_INIT;
 
-/* usecs goes into a signed 32-bit field in the kernel (EPIOCSPARAMS refuses > S32_MAX). */
-static const struct key_spec epoll_napi_keys[] = {
-	NUM(BP_KEY_USECS, 0, INT32_MAX),
-	NUM(BP_KEY_BUDGET, 1, UINT16_MAX),
-	SPEC(BP_KEY_PREFER),
-};
-static const struct key_spec epoll_hybrid_keys[] = {
-	NUM(BP_KEY_PERIOD, 1, 10000000),
-};
-/*
- * defer-hard-irqs is limited to S32_MAX by the netdev netlink policy; the two timeouts are
- * ns in a ktime (s64). All three must be non-zero: IRQ suspension does nothing unless
- * defer-hard-irqs and gro-flush-timeout are set too (napi.rst), and suspend=0 turns it off,
- * so a zero would make the mode silently not what it says.
- */
-static const struct key_spec epoll_suspend_keys[] = {
-	NUM(BP_KEY_USECS, 0, INT32_MAX),
-	NUM(BP_KEY_BUDGET, 1, UINT16_MAX),
-	NUM(BP_KEY_DEFER, 1, INT32_MAX),
-	NUM(BP_KEY_GRO_FLUSH, 1, INT64_MAX),
-	NUM(BP_KEY_SUSPEND, 1, INT64_MAX),
-};
-static const struct key_spec uring_setup_keys[] = {
-	SPEC(BP_KEY_SETUP),
-};
-static const struct key_spec uring_napi_keys[] = {
-	NUM(BP_KEY_USECS, 1, URING_NAPI_MAX_USECS),
-	SPEC(BP_KEY_PREFER),
-	SPEC(BP_KEY_TRACKING),
-	SPEC(BP_KEY_SETUP),
-};
-static const struct key_spec uring_hybrid_keys[] = {
-	NUM(BP_KEY_PERIOD, 1, 10000000),
-	SPEC(BP_KEY_SETUP),
-};
-/* idle=0 would make the kernel use its own 1 s default, so 0 is refused rather than
- * meaning something other than what it says. */
-static const struct key_spec uring_sqpoll_keys[] = {
-	NUM(BP_KEY_IDLE, 1, UINT32_MAX),
-	NUM(BP_KEY_NAPI, 0, URING_NAPI_MAX_USECS),
-};
+/* families_collect - every backend's families into families[] and infos[] (once). */
+static void families_collect(void)
+{
+	for (size_t b = 0; b < bp_backend_count(); b++) {
+		const struct bp_backend_ops *be = bp_backend_at(b);
 
-/* What `busypoll modes` shows for each family, in the order of families[]. */
-static const struct bp_mode_info infos[] = {
-	{ "epoll:block", "", "sleep in epoll_wait until an event arrives (the baseline)" },
-	{ "epoll:napi", "usecs=64,budget=8[,prefer]",
-	  "epoll_wait busy-polls the NAPI for usecs before sleeping (EPIOCSPARAMS, Linux 6.9)" },
-	{ "epoll:spin", "", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
-	{ "epoll:hybrid", "period=100",
-	  "spin with epoll_wait(0) while something arrived in the last period us, then block" },
-	{ "epoll:suspend", "usecs=0,budget=64,defer=100,gro-flush=20000,suspend=2000000",
-	  "IRQ suspension: prefer busy poll with per-NAPI defer/gro-flush/suspend timeouts "
-	  "(Linux 6.13, CAP_NET_ADMIN)" },
-	{ "uring:block", "setup=defer", "wait in io_uring_enter for completions (the io_uring baseline)" },
-	{ "uring:napi", "usecs=64[,prefer],tracking=dynamic,setup=defer",
-	  "io_uring busy-polls the NAPI while waiting for completions (IORING_REGISTER_NAPI, Linux 6.9)" },
-	{ "uring:spin", "setup=defer", "poll for completions without sleeping, never block (burns a CPU)" },
-	{ "uring:hybrid", "period=100,setup=defer",
-	  "peek completions while something arrived in the last period us, then block" },
-	{ "uring:sqpoll", "idle=1000,napi=0",
-	  "a kernel SQ thread submits (and busy-polls the NAPI when napi>0); sleeps after idle ms" },
-};
+		for (const struct bp_mode_family *f = be->families; f && f->info.name; f++) {
+			if (n_families == BP_MAX_FAMILIES)
+				return; /* raise BP_MAX_FAMILIES: the unit test counts them */
+			families[n_families] = (struct family){ be, f };
+			infos[n_families++] = f->info;
+		}
+	}
+}
 
-/* The families, in display order (the same order as infos[] above). */
-static const struct family families[] = {
-	{ BP_BACKEND_EPOLL, BP_POLICY_BLOCK, NULL, 0,
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_BLOCK } },
-	{ BP_BACKEND_EPOLL, BP_POLICY_NAPI, KEYS(epoll_napi_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8 } },
-	{ BP_BACKEND_EPOLL, BP_POLICY_SPIN, NULL, 0,
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN } },
-	{ BP_BACKEND_EPOLL, BP_POLICY_HYBRID, KEYS(epoll_hybrid_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_HYBRID, .period_us = 100 } },
-	{ BP_BACKEND_EPOLL, BP_POLICY_SUSPEND, KEYS(epoll_suspend_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SUSPEND, .busy_usecs = 0,
-	    .budget = 64, .prefer = true, .defer_hard_irqs = 100, .gro_flush_ns = 20000,
-	    .irq_suspend_ns = 2000000 } },
-	{ BP_BACKEND_URING, BP_POLICY_BLOCK, KEYS(uring_setup_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_BLOCK, .setup = BP_URING_SETUP_DEFER } },
-	{ BP_BACKEND_URING, BP_POLICY_NAPI, KEYS(uring_napi_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_NAPI, .busy_usecs = 64,
-	    .tracking = BP_TRACKING_DYNAMIC, .setup = BP_URING_SETUP_DEFER } },
-	/* DEFER, measured: a plain ring reaps without entering the kernel, but each
-	 * completion is posted by a task-work IPI into the spinning CPU, which on a VM
-	 * costs a VM exit (P50 28 us vs 15.6 us over veth here); a DEFER ring pays one
-	 * io_uring_enter per spin instead. setup=plain is there to measure the other. */
-	{ BP_BACKEND_URING, BP_POLICY_SPIN, KEYS(uring_setup_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_SPIN, .setup = BP_URING_SETUP_DEFER } },
-	{ BP_BACKEND_URING, BP_POLICY_HYBRID, KEYS(uring_hybrid_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_HYBRID, .period_us = 100,
-	    .setup = BP_URING_SETUP_DEFER } },
-	/* setup stays PLAIN (zero): an SQPOLL ring has its own flags, setup= does not apply. */
-	{ BP_BACKEND_URING, BP_POLICY_SQPOLL, KEYS(uring_sqpoll_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_SQPOLL, .sq_idle_ms = 1000, .busy_usecs = 0 } },
-};
-#define N_FAMILIES (sizeof(families) / sizeof(families[0]))
-_Static_assert(sizeof(infos) / sizeof(infos[0]) == N_FAMILIES, "one info per family");
+/* families_count - how many families there are, collected on first use. */
+static size_t families_count(void)
+{
+	pthread_once(&families_once, families_collect);
+	return n_families;
+}
 
-static const char *const backend_names[] = { "epoll", "uring" };
 static const char *const policy_names[] = { "block", "napi", "spin", "hybrid", "suspend", "sqpoll" };
 
 /* Keep the error message both in the caller's buffer and as the thread's last error. */
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = bp_check_vsay(-EINVAL, err, errlen, fmt, ap);
 	va_end(ap);
-	if (err && errlen)
-		snprintf(err, errlen, "%s", msg);
-	return bp_err_set(-EINVAL, "%s", msg);
+	return ret;
 }
 
 static const char *fam_name(const struct family *f)
 {
-	return infos[f - families].name;
+	return f->f->info.name;
 }
 
 static const struct family *family_find(enum bp_backend_kind backend, enum bp_policy policy)
 {
-	for (size_t i = 0; i < N_FAMILIES; i++)
-		if (families[i].backend == backend && families[i].policy == policy)
+	size_t n = families_count();
+
+	for (size_t i = 0; i < n; i++)
+		if (families[i].be->kind == backend && families[i].f->defaults.policy == policy)
 			return &families[i];
 	return NULL;
 }
@@ -218,8 +138,10 @@ static const struct key_def *key_def_by_bit(uint32_t bit)
 	return NULL;
 }
 
-static const struct key_spec *family_key(const struct family *f, const char *name, size_t len)
+static const struct bp_key_spec *family_key(const struct family *fam, const char *name, size_t len)
 {
+	const struct bp_mode_family *f = fam->f;
+
 	for (size_t i = 0; i < f->nkeys; i++) {
 		const char *kn = key_def_by_bit(f->keys[i].bit)->name;
 
@@ -229,9 +151,19 @@ static const struct key_spec *family_key(const struct family *f, const char *nam
 	return NULL;
 }
 
-/* "usecs, budget, prefer": the family's keys, for "unknown key" messages. */
-static void family_key_list(const struct family *f, char *buf, size_t len)
+/* A family's word on a key it does not take but people try (e.g. setup on sqpoll). */
+static const char *family_hint(const struct family *fam, const char *name, size_t len)
 {
+	for (const struct bp_key_hint *h = fam->f->hints; h && h->key; h++)
+		if (strlen(h->key) == len && !memcmp(h->key, name, len))
+			return h->why;
+	return NULL;
+}
+
+/* "usecs, budget, prefer": the family's keys, for "unknown key" messages. */
+static void family_key_list(const struct family *fam, char *buf, size_t len)
+{
+	const struct bp_mode_family *f = fam->f;
 	size_t off = 0;
 
 	buf[0] = '\0';
@@ -255,6 +187,7 @@ static uint64_t key_get(const struct bp_mode *m, uint32_t bit)
 	case BP_KEY_GRO_FLUSH: return m->gro_flush_ns;
 	case BP_KEY_SUSPEND: return m->irq_suspend_ns;
 	case BP_KEY_SETUP: return m->setup;
+	case BP_KEY_SPIN: return m->spin;
 	}
 	return 0;
 }
@@ -274,6 +207,7 @@ static void key_put(struct bp_mode *m, uint32_t bit, uint64_t v)
 	case BP_KEY_GRO_FLUSH: m->gro_flush_ns = v; break;
 	case BP_KEY_SUSPEND: m->irq_suspend_ns = v; break;
 	case BP_KEY_SETUP: m->setup = (enum bp_uring_setup)v; break;
+	case BP_KEY_SPIN: m->spin = v != 0; break;
 	}
 }
 
@@ -308,7 +242,7 @@ static enum num_result parse_u64(const char *s, size_t n, uint64_t *out)
 	return NUM_OK;
 }
 
-static int parse_num_value(const char *fam, const struct key_def *kd, const struct key_spec *ks,
+static int parse_num_value(const char *fam, const struct key_def *kd, const struct bp_key_spec *ks,
 			   const char *val, size_t vlen, uint64_t *out, char *err, size_t errlen)
 {
 	int w = vlen > ECHO_MAX ? ECHO_MAX : (int)vlen;
@@ -330,7 +264,7 @@ static int parse_num_value(const char *fam, const struct key_def *kd, const stru
 }
 
 /* Parse one value (val == NULL: the key was given bare) for key kd into *out. */
-static int parse_value(const char *fam, const struct key_def *kd, const struct key_spec *ks,
+static int parse_value(const char *fam, const struct key_def *kd, const struct bp_key_spec *ks,
 		       const char *val, size_t vlen, uint64_t *out, char *err, size_t errlen)
 {
 	int w = vlen > ECHO_MAX ? ECHO_MAX : (int)vlen;
@@ -378,7 +312,7 @@ static int parse_item(const struct family *f, const char *item, size_t len, stru
 	const char *val = eq ? eq + 1 : NULL;
 	size_t vlen = eq ? len - klen - 1 : 0;
 	int kw = klen > ECHO_MAX ? ECHO_MAX : (int)klen;
-	const struct key_spec *ks;
+	const struct bp_key_spec *ks;
 	const struct key_def *kd;
 	uint64_t v = 0;
 	int ret;
@@ -387,13 +321,12 @@ static int parse_item(const struct family *f, const char *item, size_t len, stru
 		return fail(err, errlen, "%s: empty key (stray ',' or '=')", fam);
 	ks = family_key(f, item, klen);
 	if (!ks) {
+		const char *why = family_hint(f, item, klen);
 		char list[128];
 
-		/* Two keys people will try where they do not belong: say why, not just "unknown". */
-		if (f->policy == BP_POLICY_SQPOLL && klen == 5 && !memcmp(item, "setup", 5))
-			return fail(err, errlen, "%s: setup is not allowed (an SQPOLL ring has its own setup flags)", fam);
-		if (f->policy == BP_POLICY_SUSPEND && klen == 6 && !memcmp(item, "prefer", 6))
-			return fail(err, errlen, "%s: prefer is always on for suspend; drop the key", fam);
+		/* Keys people will try where they do not belong: say why, not just "unknown". */
+		if (why)
+			return fail(err, errlen, "%s: %s", fam, why);
 		family_key_list(f, list, sizeof(list));
 		return fail(err, errlen, "%s: unknown key '%.*s' (keys: %s)", fam, kw, item, list);
 	}
@@ -408,14 +341,14 @@ static int parse_item(const struct family *f, const char *item, size_t len, stru
 	return 0;
 }
 
-/* Rules across keys, after every key has been read. */
+/* Rules across keys, after every key has been read: the family's own. */
 static int check_combination(const struct family *f, const struct bp_mode *m, char *err, size_t errlen)
 {
-	/* The kernel busy-polls for usecs; with 0 only prefer_busy_poll (6.13+) still polls once. */
-	if (f->backend == BP_BACKEND_EPOLL && f->policy == BP_POLICY_NAPI && m->busy_usecs == 0 && !m->prefer)
-		return fail(err, errlen, "%s: usecs=0 busy polls nothing without prefer "
-			    "(use usecs=1..%d or add prefer)", fam_name(f), INT32_MAX);
-	return 0;
+	char msg[200];
+
+	if (!f->f->combination || f->f->combination(m, msg, sizeof(msg)) == 0)
+		return 0;
+	return fail(err, errlen, "%s: %s", fam_name(f), msg);
 }
 
 /* Reject whitespace and control bytes up front: they can only be a typo or quoting slip,
@@ -439,33 +372,42 @@ static int parse_head(const char *text, size_t hlen, const struct family **out, 
 	size_t plen = colon ? hlen - blen - 1 : 0;
 	int bw = blen > ECHO_MAX ? ECHO_MAX : (int)blen;
 	int pw = plen > ECHO_MAX ? ECHO_MAX : (int)plen;
-	int backend = -1;
+	const struct bp_backend_ops *be = NULL;
+	char names[64];
+	size_t off = 0;
+	size_t n = families_count();
 
-	for (size_t i = 0; i < 2; i++)
-		if (strlen(backend_names[i]) == blen && !memcmp(backend_names[i], text, blen))
-			backend = (int)i;
-	if (backend < 0)
-		return fail(err, errlen, "unknown backend '%.*s' (backends: epoll, uring)", bw, text);
+	names[0] = '\0';
+	for (size_t i = 0; i < bp_backend_count(); i++) {
+		const struct bp_backend_ops *b = bp_backend_at(i);
+
+		if (strlen(b->name) == blen && !memcmp(b->name, text, blen))
+			be = b;
+		if (off < sizeof(names))
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "", b->name);
+	}
+	if (!be)
+		return fail(err, errlen, "unknown backend '%.*s' (backends: %s)", bw, text, names);
 
 	char policies[96];
-	size_t off = 0;
 
-	/* The policy list comes from the family table, so it cannot go stale. */
+	/* The policy list comes from the backend's families, so it cannot go stale. */
+	off = 0;
 	policies[0] = '\0';
-	for (size_t i = 0; i < N_FAMILIES && off < sizeof(policies); i++)
-		if (families[i].backend == (enum bp_backend_kind)backend)
+	for (size_t i = 0; i < n && off < sizeof(policies); i++)
+		if (families[i].be == be)
 			off += (size_t)snprintf(policies + off, sizeof(policies) - off, "%s%s",
-						off ? ", " : "", policy_names[families[i].policy]);
+						off ? ", " : "", policy_names[families[i].f->defaults.policy]);
 	if (!colon || plen == 0)
-		return fail(err, errlen, "%s: missing policy (policies: %s)", backend_names[backend], policies);
+		return fail(err, errlen, "%s: missing policy (policies: %s)", be->name, policies);
 	for (size_t i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
 		if (strlen(policy_names[i]) == plen && !memcmp(policy_names[i], pol, plen)) {
-			*out = family_find((enum bp_backend_kind)backend, (enum bp_policy)i);
+			*out = family_find(be->kind, (enum bp_policy)i);
 			if (*out)
 				return 0;
 		}
 	}
-	return fail(err, errlen, "%s: unknown policy '%.*s' (policies: %s)", backend_names[backend],
+	return fail(err, errlen, "%s: unknown policy '%.*s' (policies: %s)", be->name,
 		    pw, pol, policies);
 }
 
@@ -496,8 +438,8 @@ int bp_mode_parse(const char *text, struct bp_mode *mode, char *err, size_t errl
 	if (ret)
 		return ret;
 
-	m = f->defaults; /* keys_set starts empty: only explicit keys are recorded */
-	if (comma && f->nkeys == 0)
+	m = f->f->defaults; /* keys_set starts empty: only explicit keys are recorded */
+	if (comma && f->f->nkeys == 0)
 		return fail(err, errlen, "%s takes no keys", fam_name(f));
 	for (p = comma; p; p = comma) {
 		const char *item = p + 1;
@@ -536,8 +478,8 @@ int bp_mode_format(const struct bp_mode *mode, char *buf, size_t len)
 		return -EINVAL;
 	}
 	off = (size_t)snprintf(buf, len, "%s", fam_name(f));
-	for (size_t i = 0; i < f->nkeys; i++) {
-		const struct key_def *kd = key_def_by_bit(f->keys[i].bit);
+	for (size_t i = 0; i < f->f->nkeys; i++) {
+		const struct key_def *kd = key_def_by_bit(f->f->keys[i].bit);
 		uint64_t v = key_get(mode, kd->bit);
 		char *at = off < len ? buf + off : NULL;
 		size_t room = off < len ? len - off : 0;
@@ -583,7 +525,42 @@ bool bp_mode_is_busy_poll(const struct bp_mode *mode)
 /* bp_mode_table - the families in display order (static storage); *count set if non-NULL. */
 const struct bp_mode_info *bp_mode_table(size_t *count)
 {
+	size_t n = families_count();
+
 	if (count)
-		*count = N_FAMILIES;
+		*count = n;
 	return infos;
+}
+
+/*
+ * bp_mode_check - can this kernel and process use mode now? (contract in busypoll/mode.h)
+ * Returns 0, -EOPNOTSUPP (kernel lacks a feature), -EPERM (privilege missing), -EINVAL
+ * (not a valid family), or the probe's own -errno when a probe could not run at all
+ * (e.g. -EMFILE): that is neither "lacks" nor "not allowed", so it is not disguised as one.
+ * err (and bp_last_error) get one line naming the key or capability. The family's
+ * backend probes what it needs, once per process.
+ */
+int bp_mode_check(const struct bp_mode *mode, char *err, size_t errlen)
+{
+	const struct family *f = family_of(mode);
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!f)
+		return bp_check_say(-EINVAL, err, errlen, "not a valid mode");
+	return f->be->check(mode, err, errlen);
+}
+
+/* bp_features - every backend's optional features (contract in busypoll/mode.h). */
+size_t bp_features(struct bp_feature *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < bp_backend_count(); i++) {
+		const struct bp_backend_ops *be = bp_backend_at(i);
+
+		if (be->features)
+			n += be->features(n < max ? out + n : NULL, n < max ? max - n : 0);
+	}
+	return n;
 }

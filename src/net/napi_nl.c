@@ -22,11 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/utsname.h>
+
 #include <libmnl/libmnl.h>
+#include <linux/capability.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
 #include <busypoll/napi.h>
+#include <busypoll/net.h>
 
 #include "base/compat.h"
 #include "base/error.h"
@@ -302,6 +306,157 @@ int bp_napi_set(uint32_t id, const bp_napi_settings *s)
 	rc = nl_talk(&c, nlh, NULL, NULL, "napi-set");
 	bp_genl_close(&c);
 	return rc == -ENOENT ? no_such_napi("napi-set", id) : rc;
+}
+
+/* ---- what napi-set can do here (the epoll backend's capability probe) ---- */
+
+/* CTRL_CMD_GETPOLICY's answer, filtered to napi-set: which attributes its policy has. */
+struct napi_set_policy {
+	int do_policy;          /* policy index of napi-set's do, -1 unknown */
+	uint64_t attrs[8];      /* by policy index: a bit per attribute the policy has */
+};
+
+/* CTRL_ATTR_POLICY: { policy index { attribute index { its type, range... } } } */
+static void policy_attrs(const struct nlattr *pol, struct napi_set_policy *p)
+{
+	const struct nlattr *idx, *attr;
+
+	mnl_attr_for_each_nested(idx, pol) {
+		unsigned pi = mnl_attr_get_type(idx);
+
+		if (pi >= 8)
+			continue;
+		mnl_attr_for_each_nested(attr, idx)
+			if (mnl_attr_get_type(attr) < 64)
+				p->attrs[pi] |= 1ull << mnl_attr_get_type(attr);
+	}
+}
+
+/* CTRL_ATTR_OP_POLICY: { op { CTRL_ATTR_POLICY_DO: policy index, ... } } */
+static void policy_of_op(const struct nlattr *opp, struct napi_set_policy *p)
+{
+	const struct nlattr *op, *a;
+
+	mnl_attr_for_each_nested(op, opp) {
+		if (mnl_attr_get_type(op) != BP_NETDEV_CMD_NAPI_SET)
+			continue;
+		mnl_attr_for_each_nested(a, op)
+			if (mnl_attr_get_type(a) == CTRL_ATTR_POLICY_DO &&
+			    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				p->do_policy = (int)mnl_attr_get_u32(a);
+	}
+}
+
+static int policy_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct napi_set_policy *p = data;
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		if (mnl_attr_get_type(a) == CTRL_ATTR_POLICY)
+			policy_attrs(a, p);
+		else if (mnl_attr_get_type(a) == CTRL_ATTR_OP_POLICY)
+			policy_of_op(a, p);
+	}
+	return MNL_CB_OK;
+}
+
+/* Does napi-set take irq-suspend-timeout? Its own attribute policy says (unprivileged).
+ * 1 yes, 0 no, -errno when the kernel cannot dump policies. */
+static int napi_set_has_suspend(struct bp_genl *c, uint16_t family_id)
+{
+	char req[256] __attribute__((aligned(4)));
+	struct napi_set_policy p = { .do_policy = -1 };
+	uint64_t want = 1ull << BP_NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT;
+	struct nlmsghdr *nlh;
+	int rc;
+
+	memset(req, 0, sizeof(req));
+	nlh = bp_genl_msg(req, GENL_ID_CTRL, NLM_F_DUMP, CTRL_CMD_GETPOLICY, 1);
+	mnl_attr_put_u16(nlh, CTRL_ATTR_FAMILY_ID, family_id);
+	mnl_attr_put_u32(nlh, CTRL_ATTR_OP, BP_NETDEV_CMD_NAPI_SET);
+	rc = nl_talk(c, nlh, policy_cb, &p, "netlink policy of napi-set");
+	if (rc)
+		return rc;
+	if (p.do_policy >= 0 && p.do_policy < 8)
+		return (p.attrs[p.do_policy] & want) != 0;
+	/* The dump was filtered to napi-set, so any policy in it is napi-set's. */
+	for (int i = 0; i < 8; i++)
+		if (p.attrs[i] & want)
+			return 1;
+	return 0;
+}
+
+/*
+ * Is napi-set allowed to us? genetlink checks GENL_ADMIN_PERM before it looks at the
+ * attributes, so a request for NAPI id 1 (below BP_MIN_NAPI_ID: never a NAPI, and with
+ * no setting attached nothing could change anyway) answers EPERM or, when allowed,
+ * something else (ENOENT).
+ */
+static int napi_set_allowed(struct bp_genl *c, uint16_t family_id)
+{
+	char req[256] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh;
+
+	memset(req, 0, sizeof(req));
+	nlh = bp_genl_msg(req, family_id, NLM_F_ACK, BP_NETDEV_CMD_NAPI_SET, 1);
+	mnl_attr_put_u32(nlh, BP_NETDEV_A_NAPI_ID, 1);
+	return nl_talk(c, nlh, NULL, NULL, "napi-set") == -EPERM ? -EPERM : 0;
+}
+
+/* Ask the kernel; -errno when netlink itself is unusable here (then the caller guesses). */
+static int napi_set_ask(struct bp_napi_set_support *s)
+{
+	struct bp_genl c;
+	struct family f;
+	int rc = bp_genl_open(&c);
+
+	if (rc)
+		return rc;
+	rc = netdev_family(&c, &f);
+	if (rc == -ENOENT || (!rc && !f.napi_set)) {
+		/* no netdev family (< 6.2) or no napi-set (< 6.13) */
+		s->irq_suspend = -EOPNOTSUPP;
+		s->allowed = bp_have_cap(CAP_NET_ADMIN) ? 0 : -EPERM;
+		rc = 0;
+		goto out;
+	}
+	if (rc)
+		goto out;
+	rc = napi_set_has_suspend(&c, f.id);
+	if (rc < 0)
+		goto out;
+	s->irq_suspend = rc ? 0 : -EOPNOTSUPP;
+	s->allowed = napi_set_allowed(&c, f.id);
+	rc = 0;
+out:
+	bp_genl_close(&c);
+	return rc;
+}
+
+/* uname's release as major*1000+minor, for the last-resort guess only. */
+static int kernel_version(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return 0;
+	return maj * 1000 + min;
+}
+
+void bp_napi_set_support(struct bp_napi_set_support *s)
+{
+	char saved[512];
+
+	/* The requests that answer "no" set the thread's last error; a probe must not. */
+	snprintf(saved, sizeof(saved), "%s", bp_last_error());
+	if (napi_set_ask(s) != 0) {
+		/* Netlink unusable here (seccomp, odd sandbox): irq-suspend-timeout came with 6.13. */
+		s->irq_suspend = kernel_version() >= 6013 ? 0 : -EOPNOTSUPP;
+		s->allowed = bp_have_cap(CAP_NET_ADMIN) ? 0 : -EPERM;
+	}
+	bp_err_set(0, "%s", saved);
 }
 
 /* ---- device-wide sysfs knobs ---- */

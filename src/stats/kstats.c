@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <busypoll/kstats.h>
 
@@ -266,4 +267,27 @@ void bp_kstats_delta(const struct bp_kstats *after, const struct bp_kstats *befo
 		.nivcsw = after->nivcsw - before->nivcsw,
 	};
 	*delta = d;
+}
+
+/*
+ * The kernel's per-thread CPU clock (CPUCLOCK_SCHED of a thread, as
+ * MAKE_THREAD_CPUCLOCK builds it in include/linux/posix-timers.h): any thread of
+ * our own thread group, io_uring's kernel threads included, at ns resolution.
+ */
+#define THREAD_CPUCLOCK(tid) ((clockid_t)((~(unsigned)(tid) << 3) | 2 | 4))
+
+int bp_thread_cpu_ns(int tid, uint64_t *ns)
+{
+	struct timespec ts;
+
+	if (tid <= 0)
+		return bp_err_set(-EINVAL, "thread cpu time: bad tid %d", tid);
+	if (clock_gettime(THREAD_CPUCLOCK(tid), &ts) < 0) {
+		/* EINVAL: no such thread in this process any more */
+		int err = errno == EINVAL ? -ESRCH : -errno;
+
+		return bp_err_set(err, "clock_gettime(thread %d cpu clock): %s", tid, strerror(-err));
+	}
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }

@@ -4,6 +4,8 @@
  * so partial sends and the send queue are exercised), connected UDP, a timer,
  * connections handed from the accepting loop to two serving loops, and the
  * counters adding up. Usage: integ_test_echo [--mode MODE]
+ * With BP_URING_FEATURES=none (ctest integration/test_echo_uring_fallback) every
+ * uring mode runs on the path of kernels without the backend's optional features.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -279,7 +281,7 @@ static void run_mode(const struct bp_mode *mode, const char *text)
 			  (unsigned long long)k->bytes_in, (unsigned long long)k->bytes_out,
 			  (unsigned long long)expect_out);
 		BPT_CHECK(k->waits > 0 && k->completions > 0 && k->syscalls > 0, "client counters are zero");
-		if (mode->policy == BP_POLICY_SPIN)
+		if (mode->policy == BP_POLICY_SPIN || (mode->policy == BP_POLICY_SQPOLL && mode->spin))
 			BPT_CHECK(k->sleep_ns == 0 && k->wakeups == 0, "spin mode slept");
 		printf("ok   %-40s waits %llu empty %llu syscalls %llu completions %llu\n", text,
 		       (unsigned long long)k->waits, (unsigned long long)k->empty_polls,
@@ -300,6 +302,23 @@ static void run_mode(const struct bp_mode *mode, const char *text)
 	bp_placer_destroy(s.placer);
 }
 
+/* BP_URING_FEATURES=none (ctest's test_echo_uring_fallback): make sure it took. */
+static void check_uring_fallback(void)
+{
+	const char *env = getenv("BP_URING_FEATURES");
+	struct bp_feature f[16];
+	size_t n;
+
+	if (!env || strcmp(env, "none"))
+		return;
+	n = bp_features(f, 16);
+	for (size_t i = 0; i < n && i < 16; i++)
+		if (!strcmp(f[i].backend, "uring") && strcmp(f[i].name, "defer-taskrun"))
+			BPT_CHECK(f[i].status == -ECANCELED || f[i].status == -EOPNOTSUPP,
+				  "BP_URING_FEATURES=none, yet uring feature %s has status %d", f[i].name, f[i].status);
+	printf("uring: the path without optional features (BP_URING_FEATURES=none)\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -313,8 +332,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (size_t i = 0; i < bpt_n_modes; i++) {
-		const char *text = only ? only : bpt_all_modes[i];
+	check_uring_fallback();
+	/* the shared matrix, then what only this test runs: uring:sqpoll,spin spins a loop
+	 * and an SQ thread per loop, slow on 2 CPUs for the tests that time round trips */
+	for (size_t i = 0; i < bpt_n_modes + 1; i++) {
+		const char *text = only ? only : i < bpt_n_modes ? bpt_all_modes[i] : "uring:sqpoll,spin";
 		struct bp_mode m;
 
 		if (bpt_mode_usable(text, &m)) {

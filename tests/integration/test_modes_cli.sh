@@ -79,6 +79,25 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
 fi
 
+# --features: one line per optional kernel feature, each with a status; the environment
+# turns them off (the uring backend's fallback path) and a bad value says so
+run 0 modes --features
+for feat in uring:multishot uring:direct uring:regring uring:nosqarray; do
+	grep -Eq "^$feat +(in use|no: |off )" "$tmp/out" || fail "--features has no status line for $feat"
+done
+BP_URING_FEATURES=none "$BP" modes --features >"$tmp/out" 2>"$tmp/err" || fail "--features with none failed"
+grep -Eq '^uring:multishot +(off \(BP_URING_FEATURES\)|no: this kernel lacks it)' "$tmp/out" ||
+	fail "BP_URING_FEATURES=none left multishot on: $(grep multishot "$tmp/out")"
+run 0 modes --features --format json
+if command -v python3 >/dev/null; then
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(f["name"]=="multishot" for f in d["features"])' \
+		"$tmp/out" || fail "--features --format json is not valid or lacks multishot"
+fi
+BP_URING_FEATURES=bogus "$BP" modes --check uring:block >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "^busypoll modes: uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
+	fail "BP_URING_FEATURES=bogus: '$(cat "$tmp/err")'"
+run 2 modes --features --check epoll:block
+
 # help and bad usage
 run 0 modes --help
 grep -q "usage: busypoll modes" "$tmp/out" || fail "--help has no usage line"

@@ -5,6 +5,7 @@
  * the busy-poll tests assert on, so a reader that guesses would hide a failure.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +218,39 @@ static void test_kstats_delta_exact(void **state)
 	assert_int_equal(d.nivcsw, 600);
 }
 
+/* bp_thread_cpu_ns: another thread's CPU clock, in ns; it rises while that thread works. */
+static void *burn(void *arg)
+{
+	volatile uint64_t x = 0;
+	uint64_t until = bp_now_ns() + 30 * 1000000ull;
+
+	*(int *)arg = gettid();
+	while (bp_now_ns() < until)
+		x++;
+	return NULL;
+}
+
+static void test_thread_cpu(void **state)
+{
+	uint64_t a = 0, b = 0;
+	pthread_t t;
+	int tid = 0;
+
+	assert_int_equal(bp_thread_cpu_ns(gettid(), &a), 0);
+	assert_int_equal(pthread_create(&t, NULL, burn, &tid), 0);
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		usleep(100);
+	usleep(10000);
+	assert_int_equal(bp_thread_cpu_ns(tid, &b), 0);
+	pthread_join(t, NULL);
+	assert_true(b > 0);
+	/* this thread slept meanwhile; the burner ran: its clock is its own */
+	assert_int_equal(bp_thread_cpu_ns(gettid(), &b), 0);
+	assert_true(b >= a);
+	assert_int_equal(bp_thread_cpu_ns(tid, &b), -ESRCH); /* gone */
+	assert_int_equal(bp_thread_cpu_ns(0, &b), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_softirqs),
 		cmocka_unit_test(test_kstats_live),
 		cmocka_unit_test(test_kstats_delta_exact),
+		cmocka_unit_test(test_thread_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,7 @@ static void assert_mode_equal(const struct bp_mode *a, const struct bp_mode *b)
 	assert_true(a->gro_flush_ns == b->gro_flush_ns);
 	assert_true(a->irq_suspend_ns == b->irq_suspend_ns);
 	assert_int_equal(a->setup, b->setup);
+	assert_int_equal(a->spin, b->spin);
 }
 
 static const char *format(const struct bp_mode *m)
@@ -282,6 +283,12 @@ static void test_keys_other(void **state)
 	assert_int_equal(m.busy_usecs, 10000);
 	assert_int_equal(m.sq_idle_ms, UINT32_MAX);
 	assert_int_equal(m.keys_set, BP_KEY_NAPI | BP_KEY_IDLE);
+	assert_false(m.spin);
+	m = parse_ok("uring:sqpoll,spin");
+	assert_true(m.spin);
+	assert_int_equal(m.keys_set, BP_KEY_SPIN);
+	m = parse_ok("uring:sqpoll,spin=0,napi=5");
+	assert_false(m.spin);
 }
 
 /* ---- errors ---- */
@@ -317,7 +324,11 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll:suspend,bogus=1", { "(keys: usecs, budget, defer, gro-flush, suspend)" } },
 	{ "epoll:suspend,prefer", { "epoll:suspend", "prefer" } },
 	{ "uring:sqpoll,setup=plain", { "uring:sqpoll", "setup" } },
-	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi)" } },
+	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin)" } },
+	{ "uring:spin,spin", { "uring:spin: unknown key 'spin'", "(keys: setup)" } },
+	{ "epoll:spin,spin", { "epoll:spin takes no keys" } },
+	{ "uring:sqpoll,spin=2", { "spin='2' must be 0 or 1" } },
+	{ "uring:sqpoll,spin,spin", { "duplicate key 'spin'" } },
 	{ "epoll:block,usecs=1", { "epoll:block takes no keys" } },
 	{ "epoll:block,", { "epoll:block takes no keys" } },
 	{ "epoll:spin,prefer", { "epoll:spin takes no keys" } },
@@ -425,6 +436,8 @@ static void test_format_canonical(void **state)
 		{ "uring:hybrid,period=7", "uring:hybrid,period=7,setup=defer" },
 		{ "uring:sqpoll", "uring:sqpoll,idle=1000,napi=0" },
 		{ "uring:sqpoll,napi=50", "uring:sqpoll,idle=1000,napi=50" },
+		{ "uring:sqpoll,spin", "uring:sqpoll,idle=1000,napi=0,spin" },
+		{ "uring:sqpoll,spin=0", "uring:sqpoll,idle=1000,napi=0" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -463,6 +476,7 @@ static void test_round_trip(void **state)
 		"uring:napi,usecs=1,setup=coop",
 		"uring:spin,setup=defer", "uring:hybrid,period=1,setup=coop",
 		"uring:sqpoll,idle=1,napi=10000", "uring:sqpoll,idle=4294967295",
+		"uring:sqpoll,napi=50,spin",
 	};
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll modes [--format table|json] [--check MODE]
+ * busypoll modes [--format table|json] [--check MODE | --features]
  *
  * Lists every wait-mode family with its keys, defaults and a status probed right now
  * (bp_mode_check on the family's default mode), or checks one mode for a script:
- * exit 0 and its canonical text when usable, exit 2 and one line on stderr when not.
+ * exit 0 and its canonical text when usable, exit 2 and one line on stderr when not,
+ * or lists the optional kernel features the backends use where they can (bp_features).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +32,7 @@ struct family_status {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: busypoll modes [--format table|json] [--check MODE]\n"
+		"usage: busypoll modes [--format table|json] [--check MODE | --features]\n"
 		"\n"
 		"List every wait mode family: its keys with their defaults, what it does, and\n"
 		"whether this kernel and process can use it right now (probed, not assumed).\n"
@@ -39,6 +41,8 @@ static void usage(FILE *out)
 		"  --check MODE         parse and check one mode, e.g. epoll:napi,usecs=50,prefer;\n"
 		"                       prints its canonical form and 'ok' (exit 0), or the reason\n"
 		"                       it is unusable on stderr (exit 2)\n"
+		"  --features           the optional kernel features the backends use where this\n"
+		"                       kernel has them (probed now; BP_URING_FEATURES turns them off)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"MODE is BACKEND:POLICY[,key=value|flag...], e.g. uring:napi,usecs=100,tracking=static\n");
@@ -198,10 +202,82 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, boo
 	return argv[++*i];
 }
 
+#define MAX_FEATURES 16
+
+/* "in use", or why not, for one feature. */
+static void feature_status(const struct bp_feature *f, char *buf, size_t len)
+{
+	switch (f->status) {
+	case 0:
+		snprintf(buf, len, "in use");
+		break;
+	case -EOPNOTSUPP:
+		snprintf(buf, len, "no: this kernel lacks it");
+		break;
+	case -ECANCELED:
+		snprintf(buf, len, "off (BP_URING_FEATURES)");
+		break;
+	case -EINVAL:
+		snprintf(buf, len, "no: BP_URING_FEATURES or BP_URING_BUFS does not parse");
+		break;
+	default:
+		snprintf(buf, len, "no: cannot probe: %s", strerror(-f->status));
+		break;
+	}
+}
+
+static int list_features(enum out_format fmt)
+{
+	struct bp_feature f[MAX_FEATURES];
+	char status[MAX_FEATURES][96];
+	size_t n = bp_features(f, MAX_FEATURES);
+	int wname = 7, wstat = 6, wneeds = 5;
+
+	if (n > MAX_FEATURES)
+		n = MAX_FEATURES;
+	for (size_t i = 0; i < n; i++) {
+		feature_status(&f[i], status[i], sizeof(status[i]));
+		if ((int)(strlen(f[i].backend) + 1 + strlen(f[i].name)) > wname)
+			wname = (int)(strlen(f[i].backend) + 1 + strlen(f[i].name));
+		if ((int)strlen(status[i]) > wstat)
+			wstat = (int)strlen(status[i]);
+		if ((int)strlen(f[i].needs) > wneeds)
+			wneeds = (int)strlen(f[i].needs);
+	}
+	if (fmt == OUT_JSON) {
+		printf("{\n  \"features\": [\n");
+		for (size_t i = 0; i < n; i++) {
+			printf("    {\"backend\": ");
+			json_string(stdout, f[i].backend);
+			printf(", \"name\": ");
+			json_string(stdout, f[i].name);
+			printf(", \"needs\": ");
+			json_string(stdout, f[i].needs);
+			printf(", \"summary\": ");
+			json_string(stdout, f[i].summary);
+			printf(", \"in_use\": %s, \"status\": ", f[i].status ? "false" : "true");
+			json_string(stdout, status[i]);
+			printf("}%s\n", i + 1 < n ? "," : "");
+		}
+		printf("  ]\n}\n");
+	} else {
+		printf("%-*s  %-*s  %-*s  %s\n", wname, "FEATURE", wstat, "STATUS", wneeds, "NEEDS", "SUMMARY");
+		for (size_t i = 0; i < n; i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s:%s", f[i].backend, f[i].name);
+			printf("%-*s  %-*s  %-*s  %s\n", wname, name, wstat, status[i], wneeds, f[i].needs,
+			       f[i].summary);
+		}
+	}
+	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
 int cmd_modes(int argc, char **argv)
 {
 	enum out_format fmt = OUT_TABLE;
 	const char *check = NULL;
+	bool features = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -210,6 +286,10 @@ int cmd_modes(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return BP_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--features")) {
+			features = true;
+			continue;
 		}
 		v = opt_value(argc, argv, &i, "--format", &matched);
 		if (matched) {
@@ -239,5 +319,11 @@ int cmd_modes(int argc, char **argv)
 			bp_tool_error(SUB, "unexpected argument '%s'; run 'busypoll modes --help'", argv[i]);
 		return BP_EXIT_USAGE;
 	}
+	if (check && features) {
+		bp_tool_error(SUB, "--check and --features do not go together; run one, then the other");
+		return BP_EXIT_USAGE;
+	}
+	if (features)
+		return list_features(fmt);
 	return check ? check_one(check, fmt) : list_modes(fmt);
 }
