@@ -175,19 +175,47 @@ void nvmet_ctrl_put(struct nvmet_ctrl *c)
 	free(c);
 }
 
-struct ioq_kill {
+/*
+ * A close posted to an I/O queue's loop. Each is on the target's list (t->lock)
+ * until it runs: one that a stopping loop drops unrun is freed with the target.
+ */
+struct nvmet_ioq_kill {
 	struct nvmet_ctrl *c;
 	uint16_t qid;
 	uint64_t seq;
+	struct nvmet_ioq_kill *next, *prev;
 };
+
+static void kill_unlink(struct bp_nvmet *t, struct nvmet_ioq_kill *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		t->kills = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+}
+
+void nvmet_ctrl_free_kills(struct bp_nvmet *t)
+{
+	while (t->kills) {
+		struct nvmet_ioq_kill *k = t->kills;
+
+		t->kills = k->next;
+		free(k);
+	}
+}
 
 /* On the I/O queue's own loop: close it if it is still the one we meant. */
 static void ioq_kill_run(struct bp_loop *loop, void *arg)
 {
-	struct ioq_kill *k = arg;
+	struct nvmet_ioq_kill *k = arg;
 	struct nvmet_queue *q = NULL;
 
 	(void)loop;
+	pthread_mutex_lock(&k->c->t->lock);
+	kill_unlink(k->c->t, k);
+	pthread_mutex_unlock(&k->c->t->lock);
 	pthread_mutex_lock(&k->c->lock);
 	if (k->c->ioq[k->qid].qid_seq == k->seq)
 		q = k->c->ioq[k->qid].q;
@@ -202,25 +230,34 @@ void nvmet_ctrl_kill_ioqs(struct nvmet_ctrl *c)
 {
 	struct bp_nvmet *t = c->t;
 
-	if (atomic_load(&t->stopping))
+	/* Under t->lock: once the stop has said so, no loop (maybe gone) is posted to. */
+	pthread_mutex_lock(&t->lock);
+	if (atomic_load(&t->stopping)) {
+		pthread_mutex_unlock(&t->lock);
 		return; /* every loop is closing all of its queues anyway */
+	}
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t qid = 1; qid <= t->cfg.max_queues; qid++) {
-		struct ioq_kill *k;
+		struct nvmet_ioq_kill *k;
 
 		if (!c->ioq[qid].qid_seq)
 			continue;
 		k = malloc(sizeof(*k));
 		if (!k)
 			continue;
-		*k = (struct ioq_kill){ c, (uint16_t)qid, c->ioq[qid].qid_seq };
+		*k = (struct nvmet_ioq_kill){ c, (uint16_t)qid, c->ioq[qid].qid_seq, t->kills, NULL };
+		if (k->next)
+			k->next->prev = k;
+		t->kills = k;
 		c->refs++;
 		if (bp_loop_post(c->ioq[qid].loop, ioq_kill_run, k)) {
 			c->refs--;
+			kill_unlink(t, k);
 			free(k);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void nvmet_ctrl_detach(struct nvmet_queue *q)

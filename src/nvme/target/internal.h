@@ -110,6 +110,7 @@ enum nvmet_qstate { Q_WAIT_IC = 0, Q_WAIT_CONNECT, Q_LIVE, Q_CLOSING };
 
 struct nvmet_thread;
 struct nvmet_ctrl;
+struct nvmet_ioq_kill;
 
 struct nvmet_queue {
 	struct bp_nvmet *t;
@@ -260,6 +261,8 @@ uint16_t nvmet_ctrl_attach_ioq(struct bp_nvmet *t, struct nvmet_queue *q, const 
 void nvmet_ctrl_detach(struct nvmet_queue *q);
 /* Reset (CC.EN 1->0) or death: close the I/O queues on their loops. */
 void nvmet_ctrl_kill_ioqs(struct nvmet_ctrl *c);
+/* nvmet_ctrl_free_kills - the closes posted to loops that stopped before running them. */
+void nvmet_ctrl_free_kills(struct bp_nvmet *t);
 void nvmet_ctrl_put(struct nvmet_ctrl *c);
 void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);
 /*
@@ -311,8 +314,9 @@ struct bp_nvmet {
 	atomic_uint_fast64_t next_queue_id;
 	atomic_int conns;
 	atomic_bool stopping;
-	pthread_mutex_t lock;         /* controllers, closed-queue counters */
+	pthread_mutex_t lock;         /* controllers, closed-queue counters, posted closes, stopping */
 	struct nvmet_ctrl *ctrls;
+	struct nvmet_ioq_kill *kills; /* closes posted to I/O queues' loops, not yet run (ctrl.c) */
 	uint16_t next_cntlid;
 	struct bp_nvmet_queue_stats closed[NVMET_CLOSED_KEEP];
 	uint32_t n_closed;            /* total ever closed; closed[] is a ring */

@@ -288,6 +288,7 @@ static void target_free(struct bp_nvmet *t)
 		free(c->ioq);
 		free(c);
 	}
+	nvmet_ctrl_free_kills(t);
 	bp_placer_destroy(t->placer);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->log_lock);
@@ -380,7 +381,10 @@ void bp_nvmet_stop(struct bp_nvmet *t)
 {
 	if (!t)
 		return;
+	/* Under the lock: a controller's close posted to a loop is either in flight now or never. */
+	pthread_mutex_lock(&t->lock);
 	atomic_store(&t->stopping, true);
+	pthread_mutex_unlock(&t->lock);
 	for (int i = 0; i < t->nthreads; i++)
 		bp_loop_thread_join(t->th[i].lt, thread_teardown, &t->th[i]);
 	target_free(t);
