@@ -2,7 +2,8 @@
 # both install missing Debian packages first when run as root. `make test-asan` runs the
 # suite under ASan+UBSan, `make fuzz FUZZ_SECONDS=N` the libFuzzer targets, `make soak`
 # the long fault, load and durability runs (10,000 connections, 256 target queues,
-# 20 SIGKILLs; about a minute and more, not part of `make test`).
+# 20 SIGKILLs; about a minute and more, not part of `make test`), `make mutants` the
+# mutation check (the tests must catch every bug in tests/mutants/).
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifneq ($(CI),)
@@ -10,7 +11,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test soak test-asan fuzz bench install clean
+.PHONY: all deps build run test soak test-asan fuzz mutants bench install clean
 
 all: build
 
@@ -26,8 +27,14 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	$(BUILD)/busypoll compare
 
+# In CI (or with NO_SKIPS=1) a skipped test fails the target: on the CI machine every
+# test must run (scripts/no-skips.py reads ctest's JUnit report and names each skip).
+NO_SKIPS ?= $(if $(CI),1,)
+CHECK_SKIPS = if [ -n "$(NO_SKIPS)" ]; then $(CURDIR)/scripts/no-skips.py $(1) || rc=1; fi
+
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 600
+	rm -f $(BUILD)/junit.xml; cd $(BUILD) && ctest --output-on-failure --timeout 600 --output-junit $(CURDIR)/$(BUILD)/junit.xml; rc=$$?; \
+	$(call CHECK_SKIPS,$(CURDIR)/$(BUILD)/junit.xml); exit $$rc
 
 # The soak tests are registered for ctest's "soak" configuration only (tests/CMakeLists.txt):
 # a plain ctest, here or under test-asan, never lists them.
@@ -54,7 +61,9 @@ $(ASAN_BUILD)/CMakeCache.txt:
 test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	rm -rf $(SAN_LOGS) && mkdir -p $(SAN_LOGS)
-	cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure --timeout 600; rc=$$?; \
+	rm -f $(ASAN_BUILD)/junit.xml; cd $(ASAN_BUILD) && $(SAN_ENV) ctest --output-on-failure --timeout 600 \
+		--output-junit $(CURDIR)/$(ASAN_BUILD)/junit.xml; rc=$$?; \
+	$(call CHECK_SKIPS,$(CURDIR)/$(ASAN_BUILD)/junit.xml); \
 	if [ -n "$$(ls -A $(SAN_LOGS))" ]; then \
 		for f in $(SAN_LOGS)/*; do echo "== sanitizer report $$f"; cat "$$f"; done; \
 		echo "test-asan: sanitizer reports above (in $(SAN_LOGS))" >&2; exit 1; \
@@ -76,6 +85,13 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# Every deliberate bug in tests/mutants/*.mut must make its tests fail: each is
+# applied in turn to a scratch copy of the tree under /tmp (one incremental build),
+# and a mutant that survives, or no longer applies, fails the target (see the top of
+# tests/mutants/run.py). MUTANTS=name,name runs some; as root, like make test.
+mutants: deps
+	python3 tests/mutants/run.py --jobs $(JOBS) $(if $(MUTANTS),--only $(MUTANTS))
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, libbusypoll (.so
 # and .a), its headers, busypoll.pc and the manual pages (cmake --install).

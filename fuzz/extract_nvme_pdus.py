@@ -7,14 +7,20 @@ port 4420 per direction (Ethernet, IPv4 or IPv6; retransmitted bytes dropped), c
 the streams into PDUs by their PDU length, and writes one seed per distinct PDU shape (direction, digests, type, layout,
 command opcode) of at most 4200 bytes:
   fuzz/corpus/nvme_pdu/   one PDU each, behind the 4-byte framing config that the
-                          target fuzz_nvme_pdu.c reads (direction, state, digests, limits)
+                          target fuzz_nvme_pdu.c reads (direction, state, digests, limits);
+                          a data PDU longer than that (the captures' 64 KiB H2CData) is
+                          kept with its data cut to 512 bytes (lengths and digests made
+                          to match), and TermReqs, which a good session never has, are
+                          made in both directions, with and without digests negotiated
   fuzz/corpus/nvme_target/  each connection's host-to-target bytes, the first 16 KiB
                           of whole PDUs (admin queue: all of it), with Connects naming
                           the first capture's host and CC asking for CSS 0 (digests
                           recomputed), so they run against fuzz_nvme_target.c's target
   fuzz/corpus/nvme_host/  controller answers for fuzz_nvme_host.c: made ones that match
                           its commands (digests on and off, R2T or in-capsule writes),
-                          and each capture's admin queue answers
+                          and each capture's admin queue answers, their command ids
+                          moved onto the harness's commands so they run past the
+                          Connect's CapsuleResp
 The files are committed; this documents where they came from.
 """
 import glob
@@ -141,6 +147,8 @@ def main(paths):
                 shape = (flags, bytes(pdu[:4]), min(len(pdu), 4096) // 512)
                 if typ == 4:
                     shape += (pdu[8], pdu[12], pdu[48])
+                if len(pdu) > MAX_SEED and typ in (6, 7):
+                    pdu = shrink_data_pdu(pdu, 512)
                 if shape in shapes or len(pdu) > MAX_SEED:
                     continue
                 shapes.add(shape)
@@ -151,8 +159,43 @@ def main(paths):
                     with open(fn, "wb") as f:
                         f.write(seed)
                     written += 1
+    for to_target in (True, False):
+        for dg in (False, True):
+            flags = (CFG_TARGET if to_target else 0) | CFG_CONNECTED | \
+                    ((CFG_HDGST | CFG_DDGST) if dg else 0)
+            # the offending header a receiver would copy: an H2CData's / C2HData's
+            bad = bytes([6 if to_target else 7, 4, 24, 0]) + struct.pack("<I", 24 + 512) + bytes(16)
+            seed = bytes([flags, 0, LIMIT_8K, LIMIT_1M]) + term_pdu(2 if to_target else 3, 1, 8, bad)
+            fn = os.path.join(outdir, "made-termreq-%s%s" % ("h2c" if to_target else "c2h", "-digests" if dg else ""))
+            if not os.path.exists(fn):
+                with open(fn, "wb") as f:
+                    f.write(seed)
+                written += 1
     print("nvme_pdu: %d new seeds in %s" % (written, outdir))
     write_streams(paths)
+
+
+def shrink_data_pdu(pdu, n):
+    """An H2CData/C2HData PDU with its data cut to n bytes: DATAL, PLEN and digests to match."""
+    flags, hlen, pdo = pdu[1], pdu[2], pdu[3]
+    hdr = bytearray(pdu[:hlen])
+    data = pdu[pdo:pdo + n]
+    struct.pack_into("<I", hdr, 16, n)                       # DATAL
+    plen = pdo + n + (4 if flags & 2 else 0)
+    struct.pack_into("<I", hdr, 4, plen)
+    out = bytes(hdr)
+    if flags & 1:
+        out += struct.pack("<I", crc32c(out))
+    out += bytes(pdo - len(out))                             # padding up to PDO, as captured
+    out += data + (struct.pack("<I", crc32c(data)) if flags & 2 else b"")
+    return out
+
+
+def term_pdu(typ, fes, fei, bad):
+    """An H2CTermReq (2) or C2HTermReq (3): FES, FEI, the offending header; no digests."""
+    hdr = bytearray(24)
+    struct.pack_into("<BBBBIHI", hdr, 0, typ, 0, 24, 0, 24 + len(bad), fes, fei)
+    return bytes(hdr) + bad
 
 
 def cut(data, limit):
@@ -306,12 +349,39 @@ def write_host_seeds(paths):
                     struct.pack_into("<I", r, 24, crc32c(r[:24]))
                 ps[1] = bytes(r)
             first = b"".join(ps[:2])
-            seed = bytes([digest]) + struct.pack("<H", len(first)) + first + b"".join(ps[2:])
+            seed = bytes([digest]) + struct.pack("<H", len(first)) + first + b"".join(harness_answers(ps[2:]))
             with open(os.path.join(outdir, "%s-admin" % name), "wb") as f:
                 f.write(seed)
             n += 1
             break
     print("nvme_host: %d seeds in %s" % (n, outdir))
+
+
+def with_cid(pdu, off, cid):
+    """pdu with the command id at byte off set to cid (header digest recomputed)."""
+    p = bytearray(pdu)
+    struct.pack_into("<H", p, off, cid)
+    if p[1] & 1:
+        struct.pack_into("<I", p, p[2], crc32c(p[:p[2]]))
+    return bytes(p)
+
+
+def harness_answers(ps):
+    """A Linux target's answers after the Connect, moved onto fuzz_nvme_host.c's
+    commands: its first 4 KiB C2HData and CapsuleResp answer the 4 KiB read (0x2000),
+    the next two CapsuleResps the 8 KiB write (after a made R2T: 0x1001) and the
+    flush (0x1002), and the next C2HData, cut to 512 bytes, and CapsuleResp the
+    512-byte read (0x1003). Without this the captured command ids match nothing and
+    the host gives up at the first CapsuleResp."""
+    data = [p for p in ps if p[0] == 7]
+    rsps = [p for p in ps if p[0] == 5]
+    if len(data) < 2 or len(rsps) < 4:
+        return ps
+    hd = bool(data[0][1] & 1)
+    out = [with_cid(data[0], 8, 0x2000), with_cid(rsps[-2], 20, 0x2000)]
+    out += [r2t(0x1001, 3, 0, 8192, hd=hd), with_cid(rsps[0], 20, 0x1001), with_cid(rsps[1], 20, 0x1002)]
+    out += [with_cid(shrink_data_pdu(data[1], 512), 8, 0x1003), with_cid(rsps[-1], 20, 0x1003)]
+    return out
 
 
 if __name__ == "__main__":

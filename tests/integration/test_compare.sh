@@ -8,11 +8,13 @@ bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "SKIP: compare builds a veth test bed, which needs root"
 	exit 77
 fi
+bpt_require python3 xmllint setpriv
 
 # 1. two modes, one flow count, json and plot
 "$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/c.svg" \
@@ -59,7 +61,8 @@ echo "ok   csv"
 "$bp" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
 	>"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
-sleep 2.5
+# mid-run: the second cell has begun (the first one measured)
+bpt_wait_until 60 bpt_file_has "$tmp/int.err" '\[ 2/3\] epoll:spin' || fail "compare never reached its second cell"
 kill -INT $pid
 rc=0
 wait $pid || rc=$?
@@ -71,15 +74,13 @@ left=$(ip netns list | grep -c "^bp-cmp$pid-" || true)
 echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
 # 4. without privileges: loopback, said plainly
-if command -v setpriv >/dev/null; then
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
-	grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
-	grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
-	echo "ok   unprivileged: loopback with a plain notice"
-	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
-	grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
-	echo "ok   unprivileged: a privileged mode names its capability"
-fi
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
+grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
+grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
+echo "ok   unprivileged: loopback with a plain notice"
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
+grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
+echo "ok   unprivileged: a privileged mode names its capability"
 echo "5 passed, 0 failed"

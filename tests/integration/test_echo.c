@@ -351,5 +351,5 @@ int main(int argc, char **argv)
 		return BPT_SKIP;
 	}
 	printf("%d modes passed\n", ran);
-	return 0;
+	return bpt_exit_status();
 }

@@ -417,5 +417,5 @@ int main(int argc, char **argv)
 	       (unsigned long long)(verified - first_read), cycles, (unsigned long long)verified_flushed,
 	       (unsigned long long)unflushed_total, (unsigned long long)unflushed_new);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

@@ -378,5 +378,5 @@ int main(void)
 	rmdir(dir);
 	printf("faults injected: %llu (connections past the descriptor limit)\n", (unsigned long long)faults);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

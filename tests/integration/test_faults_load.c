@@ -558,5 +558,5 @@ int main(int argc, char **argv)
 	rr_load();
 	target_load();
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

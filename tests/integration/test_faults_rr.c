@@ -6,8 +6,8 @@
  *     of a request, with a 4 MiB response still queued, right after a control
  *     command, and after a few good transactions. On every engine mode: the
  *     server keeps serving the next client, every descriptor comes back, and no
- *     run slot leaks (there are 256; more faults than that are injected per mode,
- *     so a leaked slot would refuse a later hello).
+ *     run slot leaks: the server's count of live run slots (rr_server_runs_live)
+ *     is back to 0 once the peers are gone, and again after the next client.
  *  2. On epoll:block, at the same time: clients that connect and send nothing,
  *     that say hello and then nothing, half-open connections (the client's kernel
  *     forgets them: TCP_REPAIR then close sends neither FIN nor RST, as a peer
@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -86,12 +87,12 @@ static void hello_bytes(uint8_t *buf, uint8_t kind, uint32_t req, uint32_t resp,
 	bp_rr_hello_encode(&h, buf);
 }
 
-/* A flow past its hello: connected, hello sent, ack OK. */
-static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
+/* A flow past its hello: connected (with SO_RCVBUF rcvbuf unless 0), hello sent, ack OK. */
+static int raw_flow_rcvbuf(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id, int rcvbuf)
 {
 	uint8_t buf[BP_RR_HELLO_LEN];
 	struct bp_rr_ack ack;
-	int fd = bpt_connect(port);
+	int fd = rcvbuf ? bpt_connect_rcvbuf(port, rcvbuf) : bpt_connect(port);
 
 	hello_bytes(buf, kind, req, resp, run_id);
 	bpt_send_all(fd, buf, sizeof(buf));
@@ -99,6 +100,11 @@ static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
 	BPT_CHECK(bp_rr_ack_decode(buf, &ack) == 0, "%s, scenario %d: bad ack: %02x%02x%02x%02x %02x%02x%02x%02x", cur_mode, cur_scenario, buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], buf[6], buf[7]);
 	BPT_CHECK(ack.status == BP_RR_OK, "hello refused: %s (a leaked run slot?)", bp_rr_refuse_reason(ack.status));
 	return fd;
+}
+
+static int raw_flow(uint8_t kind, uint32_t req, uint32_t resp, uint64_t run_id)
+{
+	return raw_flow_rcvbuf(kind, req, resp, run_id, 0);
 }
 
 /* One transaction by hand: Q bytes up, R bytes back. */
@@ -137,10 +143,14 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 		bpt_send_all(fd, buf, 32);
 		break;
 	case RESPONSE_QUEUED:
-		/* The server answers with 4 MiB: most of it waits in its send queue when we go. */
-		fd = raw_flow(BP_RR_KIND_DATA, 1, 4u << 20, run);
+		/*
+		 * The server answers with 4 MiB into our 64 KiB receive buffer: once the
+		 * first 32 KiB are here the rest waits in its send queue, and then we go.
+		 */
+		fd = raw_flow_rcvbuf(BP_RR_KIND_DATA, 1, 4u << 20, run, 65536);
 		bpt_send_all(fd, buf, 1);
-		bpt_sleep_ms(2);
+		BPT_CHECK(BPT_WAIT_UNTIL(bpt_rx_queued(fd) >= 32768, 5000), "%s: the 4 MiB response did not come (%d bytes)",
+			  cur_mode, bpt_rx_queued(fd));
 		break;
 	case AFTER_CONTROL: {
 		uint8_t cmd[BP_RR_CMD_LEN * 2];
@@ -191,6 +201,8 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 		}
 	after = bpt_fd_settle(0, base, SETTLE_MS);
 	BPT_CHECK(after == base, "%s: %d descriptors before the faults, %d after (a leak)", text, base, after);
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == 0, SETTLE_MS),
+		  "%s: %u run slots still held after every faulty peer left (a leak)", text, rr_server_runs_live(s));
 
 	base_opts(&o, m, text);
 	o.flows = 4;
@@ -204,9 +216,11 @@ static void peers_vanish(const struct bp_mode *m, const char *text)
 	}
 	after = bpt_fd_settle(0, base, SETTLE_MS);
 	BPT_CHECK(after == base, "%s: %d descriptors after the next client, %d before", text, after, base);
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == 0, SETTLE_MS),
+		  "%s: %u run slots still held after the next client finished", text, rr_server_runs_live(s));
 	rr_server_stop(s);
-	printf("ok   %-38s %llu faults (RST and FIN x 5 scenarios), next client served, fds %d -> %d\n", text,
-	       (unsigned long long)(faults_total - before), base, after);
+	printf("ok   %-38s %llu faults (RST and FIN x 5 scenarios), next client served, fds %d -> %d, "
+	       "0 run slots held\n", text, (unsigned long long)(faults_total - before), base, after);
 }
 
 /* ---- 2. idle, half-open and slow peers while a client runs ---- */
@@ -216,6 +230,7 @@ struct trickler {
 	int seconds;
 	bool closed_early;
 	bool answered;
+	atomic_bool trickling;    /* its first byte is sent */
 	pthread_t th;
 };
 
@@ -242,6 +257,7 @@ static void *trickle(void *arg)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		bpt_send_all(fd, src + sent++, 1);
+		atomic_store(&t->trickling, true);
 		if (poll(&p, 1, 1000) == 1) {
 			t->closed_early = true; /* nothing is owed to us yet: only a close can arrive */
 			close(fd);
@@ -309,14 +325,15 @@ static void idle_and_slow_peers(void)
 			n_forgotten += 2;
 		}
 	} else {
-		printf("SKIP half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)\n");
+		bpt_skip_part("half-open connections: TCP_REPAIR needs CAP_NET_ADMIN (run as root)");
 	}
 	faults_total += 2 * N_EACH + (uint64_t)n_forgotten + 2;
 	for (int i = 0; i < 2; i++)
 		BPT_CHECK(pthread_create(&tr[i].th, NULL, trickle, &tr[i]) == 0, "pthread_create");
 
-	/* Meanwhile, a client at full speed. */
-	bpt_sleep_ms(300);
+	/* Meanwhile, a client at full speed, once both slow senders are trickling. */
+	BPT_CHECK(BPT_WAIT_UNTIL(atomic_load(&tr[0].trickling) && atomic_load(&tr[1].trickling), 5000),
+		  "the slow senders did not start");
 	base_opts(&o, &m, "epoll:block");
 	o.flows = 4;
 	o.duration_s = 3.5;
@@ -344,7 +361,12 @@ static void idle_and_slow_peers(void)
 	}
 	held = bpt_fd_settle(0, base + n_forgotten, SETTLE_MS) - base;
 	BPT_CHECK(held <= n_forgotten, "%d descriptors over the baseline after the idle clients closed", held);
-	printf("ok   idle clients gone: fds back to baseline + %d half-open the server still holds\n", held);
+	/* Of the half-open ones, those past their hello (half of them) each hold their run's slot. */
+	BPT_CHECK(BPT_WAIT_UNTIL(rr_server_runs_live(s) == (unsigned)n_forgotten / 2, SETTLE_MS),
+		  "%u run slots held after the idle clients closed, expected the %d half-open flows' own",
+		  rr_server_runs_live(s), n_forgotten / 2);
+	printf("ok   idle clients gone: fds back to baseline + %d half-open the server still holds, "
+	       "%u run slots (theirs)\n", held, rr_server_runs_live(s));
 	rr_server_stop(s);
 }
 
@@ -380,9 +402,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!ran)
-		return BPT_SKIP;
+		return bpt_exit_status();
 	idle_and_slow_peers();
 	printf("faults injected: %llu\n", (unsigned long long)faults_total);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

@@ -17,7 +17,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: busypoll napi on a test bed needs root (it creates network namespaces)" >&2
 	exit 77
 fi
-for tool in ip ethtool python3 timeout; do
+for tool in ip ethtool python3 timeout setpriv; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "SKIP: $tool is not installed" >&2
 		exit 77
@@ -182,35 +182,31 @@ run 1 napi get --device nodev0 --netns "$ns"
 grep -q "no device 'nodev0' in network namespace $ns" "$tmp/err" || fail "a missing device said: $(cat "$tmp/err")"
 
 # ---- without privilege: one line naming the capability, exit 2, nothing changed ----
-if command -v setpriv >/dev/null; then
-	unpriv() {
-		timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BP" "$@" \
-			>"$tmp/out" 2>"$tmp/err"
-	}
-	# in our own namespace: the kernel checks the capability before it looks up the id
-	unpriv napi set "$id" defer-hard-irqs=7
-	st=$?
-	[ "$st" -eq 2 ] || fail "unprivileged napi set exited $st, want 2"
-	one_line "$tmp/err" "unprivileged napi set"
-	grep -q "^busypoll napi: .*needs CAP_NET_ADMIN.*sudo" "$tmp/err" || fail "unprivileged napi set said: $(cat "$tmp/err")"
-	unpriv napi set "$id" defer-hard-irqs=7 --netns "$ns"
-	st=$?
-	[ "$st" -eq 2 ] || fail "unprivileged napi set --netns exited $st, want 2"
-	one_line "$tmp/err" "unprivileged napi set --netns"
-	grep -q "^busypoll napi: --netns needs root" "$tmp/err" || fail "unprivileged --netns said: $(cat "$tmp/err")"
-	unpriv napi set --device lo gro_flush_timeout=1
-	st=$?
-	[ "$st" -eq 2 ] || fail "unprivileged napi set --device exited $st, want 2"
-	one_line "$tmp/err" "unprivileged napi set --device"
-	grep -q "needs root (CAP_NET_ADMIN)" "$tmp/err" || fail "unprivileged set --device said: $(cat "$tmp/err")"
-	settings "$id"
-	[ "$S" = "$old" ] || fail "an unprivileged set changed the NAPI"
-	# reading needs no privilege
-	unpriv napi list --format json || fail "unprivileged napi list failed: $(cat "$tmp/err")"
-	valid_json "$tmp/out" "unprivileged napi list"
-else
-	echo "note: setpriv (util-linux) missing: the unprivileged checks did not run" >&2
-fi
+unpriv() {
+	timeout 30 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$BP" "$@" \
+		>"$tmp/out" 2>"$tmp/err"
+}
+# in our own namespace: the kernel checks the capability before it looks up the id
+unpriv napi set "$id" defer-hard-irqs=7
+st=$?
+[ "$st" -eq 2 ] || fail "unprivileged napi set exited $st, want 2"
+one_line "$tmp/err" "unprivileged napi set"
+grep -q "^busypoll napi: .*needs CAP_NET_ADMIN.*sudo" "$tmp/err" || fail "unprivileged napi set said: $(cat "$tmp/err")"
+unpriv napi set "$id" defer-hard-irqs=7 --netns "$ns"
+st=$?
+[ "$st" -eq 2 ] || fail "unprivileged napi set --netns exited $st, want 2"
+one_line "$tmp/err" "unprivileged napi set --netns"
+grep -q "^busypoll napi: --netns needs root" "$tmp/err" || fail "unprivileged --netns said: $(cat "$tmp/err")"
+unpriv napi set --device lo gro_flush_timeout=1
+st=$?
+[ "$st" -eq 2 ] || fail "unprivileged napi set --device exited $st, want 2"
+one_line "$tmp/err" "unprivileged napi set --device"
+grep -q "needs root (CAP_NET_ADMIN)" "$tmp/err" || fail "unprivileged set --device said: $(cat "$tmp/err")"
+settings "$id"
+[ "$S" = "$old" ] || fail "an unprivileged set changed the NAPI"
+# reading needs no privilege
+unpriv napi list --format json || fail "unprivileged napi list failed: $(cat "$tmp/err")"
+valid_json "$tmp/out" "unprivileged napi list"
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failure(s)" >&2

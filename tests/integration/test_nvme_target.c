@@ -23,6 +23,7 @@
 #include <busypoll/nvme/host.h>
 #include <busypoll/nvme/target.h>
 
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "base/bytes.h"
 
@@ -520,17 +521,33 @@ static void test_malformed(struct bp_nvmet *t)
 	(void)t;
 }
 
-static void test_keep_alive_expiry(void)
+/*
+ * KATO 1 s and no Keep Alive: the target closes the controller, never before
+ * KATO (counted from before the Connect, which precedes its timer) and at most
+ * KA_SLACK_MS after it (counted from the host's last admin command, which any
+ * admin command renews).
+ */
+#define KA_SLACK_MS 1000
+static void test_keep_alive_expiry(struct bp_nvmet *t)
 {
 	struct bp_nvmeh_opts o = host_opts(HOST_A, false);
 	struct bp_nvmeh_ctrl *c;
-	uint64_t v;
+	uint64_t v, t0, t1, gone;
 	int ret;
 
 	o.kato_ms = 1000;
+	t0 = bpt_now_ns();
 	c = ctrl_up(&o, 1);
+	t1 = bpt_now_ns();
 	/* Stop our keep-alives by not running the loop: the target must give up on us. */
-	sleep(3);
+	BPT_CHECK(BPT_WAIT_UNTIL(!bpt_nvmet_queue(t, c->cntlid, 0, NULL), 5000),
+		  "KATO 1 s: the controller is still served 5 s after its last Keep Alive");
+	gone = bpt_now_ns();
+	BPT_CHECK(gone - t0 >= 1000000000ull, "KATO 1 s: the controller was closed after %.0f ms, before its KATO",
+		  (double)(gone - t0) / 1e6);
+	BPT_CHECK(gone - t1 <= (1000ull + KA_SLACK_MS) * 1000000ull,
+		  "KATO 1 s: the controller was closed %.0f ms after the host's last command, more than %d ms late",
+		  (double)(gone - t1) / 1e6, KA_SLACK_MS);
 	ret = bp_nvmeh_prop_get(c, BP_NVME_REG_CSTS, 4, &v);
 	BPT_CHECK(ret < 0, "the controller should be gone after KATO, got %d", ret);
 	bp_nvmeh_ctrl_disconnect(c);
@@ -599,16 +616,10 @@ static void test_keep_alive_under_load(void)
 
 static void test_counters_and_poll(struct bp_nvmet *t, bool poll)
 {
-	struct bp_nvmet_queue_stats st[64];
-	size_t n = 0;
-	uint64_t cmds = 0, passes = 0, idle = 0;
+	struct bpt_nvmet_sum sum = bpt_nvmet_sum(t, false);
+	uint64_t cmds = sum.total.commands, passes = sum.total.poll_passes, idle = sum.total.idle_exits;
 
-	BPT_CHECK(bp_nvmet_snapshot(t, st, 64, &n) == 0 && n > 0, "snapshot");
-	for (size_t i = 0; i < n; i++) {
-		cmds += st[i].commands;
-		passes += st[i].poll_passes;
-		idle += st[i].idle_exits;
-	}
+	BPT_CHECK(sum.queues > 0, "the target lists no queues");
 	BPT_CHECK(cmds > 20, "commands counted: %llu", (unsigned long long)cmds);
 	BPT_CHECK(passes > 0, "passes counted");
 	if (poll)
@@ -638,7 +649,7 @@ int main(void)
 	test_basic(t, false, true);
 	test_refusals();
 	test_malformed(t);
-	test_keep_alive_expiry();
+	test_keep_alive_expiry(t);
 	test_keep_alive_under_load();
 	test_counters_and_poll(t, false);
 	/* Leave something on the file namespace, flush, and restart the target on it. */
@@ -675,9 +686,10 @@ int main(void)
 		bp_nvmeh_queue_close(q);
 		bp_nvmeh_ctrl_disconnect(c);
 	}
-	usleep(100000); /* longer than two poll periods: the queues go idle */
+	/* Poll mode: with nothing to do, the queues end their polling (an idle exit). */
+	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).total.idle_exits > 0, 5000),
+		  "poll mode: no queue went idle within 5 s");
 	test_basic(t, false, false);
-	usleep(100000);
 	test_counters_and_poll(t, true);
 	bp_nvmet_stop(t);
 
@@ -707,5 +719,5 @@ int main(void)
 	unlink(file_path);
 	rmdir(dir);
 	fprintf(stderr, "PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

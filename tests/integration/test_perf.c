@@ -21,6 +21,7 @@
 #include <busypoll/busypoll.h>
 #include <busypoll/nvme/target.h>
 
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "tools/perf/perf.h"
 
@@ -310,9 +311,18 @@ static void test_io_error(void)
 
 static volatile sig_atomic_t stop_flag;
 
+/* target_ios - reads and writes the target's live queues have taken so far. */
+static uint64_t target_ios(void)
+{
+	struct bpt_nvmet_sum s = bpt_nvmet_sum(tgt, true);
+
+	return s.total.reads + s.total.writes;
+}
+
+/* Ctrl-C mid-run: once the run's queues have done 1000 I/Os (no ramp: all of them are measured). */
 static void *press_ctrl_c(void *arg)
 {
-	usleep(400000);
+	BPT_CHECK(BPT_WAIT_UNTIL(target_ios() >= 1000, 20000), "the run did no I/O to interrupt");
 	stop_flag = 1;
 	return arg;
 }
@@ -323,7 +333,7 @@ static void test_interrupt(void)
 	pthread_t th;
 	int ret;
 
-	OPTS(&o, "--rw", "randrw", "--iodepth", "8", "--runtime", "60", "--ramp-time", "0.1", "--verify", "--size",
+	OPTS(&o, "--rw", "randrw", "--iodepth", "8", "--runtime", "60", "--ramp-time", "0", "--verify", "--size",
 	     "1M", "--numjobs", "2");
 	stop_flag = 0;
 	pthread_create(&th, NULL, press_ctrl_c, NULL);
@@ -353,5 +363,5 @@ int main(void)
 	bp_nvmet_stop(tgt);
 	unlink(file_path);
 	printf("PASS\n");
-	return 0;
+	return bpt_exit_status();
 }

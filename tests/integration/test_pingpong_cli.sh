@@ -25,6 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+bpt_require python3
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -112,8 +114,7 @@ grep -q "^  syscalls " "$tmp/out" || fail "table has no syscalls per round trip"
 
 # json: a document with the settings and every run
 run 0 pingpong "${common[@]}" --runs 2 --tcp --format json
-if command -v python3 >/dev/null; then
-	python3 - "$tmp/out" <<'EOF' || fail "json: $(head -c 300 "$tmp/out")"
+python3 - "$tmp/out" <<'EOF' || fail "json: $(head -c 300 "$tmp/out")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["settings"]["protocol"] == "tcp", d["settings"]
@@ -122,7 +123,6 @@ assert len(row["runs"]) == 2 and row["runs"][0]["n"] == 200, row["runs"]
 assert row["server"]["round_trips"] >= 440, row["server"]
 assert d["interrupted"] is False
 EOF
-fi
 
 # csv: a header, a line per run and an average line, all with the same columns
 run 0 pingpong "${common[@]}" --runs 3 --format csv --breakdown
@@ -154,13 +154,27 @@ run 0 pingpong "${common[@]}" --runs 1
 "$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup 10 \
 	>"$tmp/out" 2>"$tmp/err" &
 cpid=$!
-sleep 1.5
+# mid-run: its loop thread has blocked for 1000 replies, far past the 10 warm-up ones
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"
 kill -INT "$cpid"
 wait "$cpid"
 rc=$?
 [ "$rc" -eq 130 ] || fail "interrupted client exited $rc, want 130 ($(cat "$tmp/err"))"
 grep -q "^interrupted: partial results" "$tmp/out" || fail "no partial results after Ctrl-C: $(cat "$tmp/out")"
 grep -q "^1 .*(interrupted)" "$tmp/out" || fail "the interrupted run is not shown: $(cat "$tmp/out")"
+
+# a server that stops answering (SIGSTOP) mid-run: --timeout 1 ends the run with one
+# line and exit 1, no sooner than 1 s after the last reply (which came at most a round
+# trip before the stop) and not seconds late
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup 10 \
+	--timeout 1 >"$tmp/out" 2>"$tmp/err" &
+cpid=$!
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"
+bpt_freeze_and_wait "$spid" "$cpid"
+kill -CONT "$spid"
+[ "$rc" -eq 1 ] || fail "a silent server: client exited $rc, want 1 ($(cat "$tmp/err"))"
+one_line_error "no reply from 127.0.0.1:$port for 1 s (--timeout)"
+bpt_within "$waited" 950 2500 || fail "--timeout 1: the client gave up $waited ms after the server stopped, want 950..2500"
 
 # the server is still there, and stops cleanly
 run 0 pingpong "${common[@]}" --runs 1

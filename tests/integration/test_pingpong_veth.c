@@ -148,7 +148,7 @@ int main(int argc, char **argv)
 	}
 	BPT_CHECK(bp_testbed_down(&tb) == 0, "down: %s", bp_last_error());
 	if (!ran)
-		return BPT_SKIP;
+		return bpt_exit_status();
 	printf("%d modes, 0 failed\n", ran);
-	return 0;
+	return bpt_exit_status();
 }

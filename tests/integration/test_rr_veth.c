@@ -101,5 +101,5 @@ int main(void)
 		run(&cases[i]);
 	BPT_CHECK(bp_testbed_down(&tb) == 0, "down: %s", bp_last_error());
 	printf("%zu passed, 0 failed\n", sizeof(cases) / sizeof(cases[0]));
-	return 0;
+	return bpt_exit_status();
 }

@@ -16,6 +16,7 @@ tmp=$(mktemp -d) || exit 1
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -74,8 +75,8 @@ bad "in use by another process" --listen 127.0.0.1:0 --ns "file:$tmp/ns.img"
 
 # Counters on SIGUSR1, without stopping.
 kill -USR1 "$pid"
-sleep 0.5
-grep -q '^queue .*poll_passes idle_exits' "$tmp/run.out" || fail "SIGUSR1 printed no counters"
+bpt_wait_until 10 bpt_file_has "$tmp/run.out" '^total' || fail "SIGUSR1 printed no counters within 10 s"
+grep -q '^queue .*poll_passes idle_exits' "$tmp/run.out" || fail "SIGUSR1 printed no counter header"
 kill -0 "$pid" 2>/dev/null || fail "the target died on SIGUSR1"
 
 kill -TERM "$pid"

@@ -19,7 +19,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: busypoll testbed needs root (it creates network namespaces)" >&2
 	exit 77
 fi
-for tool in ip ethtool python3 timeout; do
+for tool in ip ethtool python3 timeout setpriv; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "SKIP: $tool is not installed" >&2
 		exit 77
@@ -178,21 +178,17 @@ run 2 testbed sideways
 run 2 testbed status --name "$name" --threaded
 
 # ---- without root: one line saying why and what to do, exit 2, nothing made ----
-if command -v setpriv >/dev/null; then
-	for act in up status down; do
-		timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-			"$BP" testbed "$act" --name "n$$" >"$tmp/out" 2>"$tmp/err"
-		st=$?
-		[ "$st" -eq 2 ] || fail "unprivileged testbed $act exited $st, want 2"
-		one_line "$tmp/err" "unprivileged testbed $act"
-		grep -Eq "^busypoll testbed: needs root \(.+\); run it with sudo$" "$tmp/err" ||
-			fail "unprivileged testbed $act said: $(cat "$tmp/err")"
-	done
-	grep -q "it removes network namespaces" "$tmp/err" || fail "unprivileged down does not say why"
-	ns_exists "bp-n$$-a" && fail "unprivileged up made a namespace"
-else
-	echo "note: setpriv (util-linux) missing: the unprivileged checks did not run" >&2
-fi
+for act in up status down; do
+	timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$BP" testbed "$act" --name "n$$" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	[ "$st" -eq 2 ] || fail "unprivileged testbed $act exited $st, want 2"
+	one_line "$tmp/err" "unprivileged testbed $act"
+	grep -Eq "^busypoll testbed: needs root \(.+\); run it with sudo$" "$tmp/err" ||
+		fail "unprivileged testbed $act said: $(cat "$tmp/err")"
+done
+grep -q "it removes network namespaces" "$tmp/err" || fail "unprivileged down does not say why"
+ns_exists "bp-n$$-a" && fail "unprivileged up made a namespace"
 
 # ---- down: nothing left; a second down and a status say there is no bed ----
 run 0 testbed down --name "$name"

@@ -29,6 +29,7 @@
 #include "tools/bed/testbed.h"
 
 #include "bpt_testbed.h"
+#include "bptest.h"
 #include "base/compat.h"
 
 #define ROUNDS 2000  /* 1-byte round trips with SO_BUSY_POLL on the server */
@@ -457,5 +458,5 @@ int main(void)
 	multiqueue_threaded(name2);
 	failed_builds(name3);
 	printf("all checks passed\n");
-	return 0;
+	return bpt_exit_status();
 }

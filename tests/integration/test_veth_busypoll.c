@@ -227,5 +227,5 @@ int main(int argc, char **argv)
 			run_mode(veth_modes[i]);
 	}
 	BPT_CHECK(bp_testbed_down(&tb) == 0, "testbed down: %s", bp_last_error());
-	return 0;
+	return bpt_exit_status();
 }

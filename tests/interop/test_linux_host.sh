@@ -272,7 +272,9 @@ busypoll)
 	# counters table (the last one printed) must show reads and writes on I/O queues and no
 	# errors.
 	kill -USR1 "$peer_pid" 2>/dev/null
-	sleep 1
+	# its table printed (a state, not a sleep), then the one at exit
+	for _ in $(seq 100); do grep -q '^total' "$tmp/target.log" && break; sleep 0.1; done
+	grep -q '^total' "$tmp/target.log" || fail "busypoll target printed no counters on SIGUSR1 within 10 s"
 	kill -TERM "$peer_pid" 2>/dev/null
 	for _ in $(seq 50); do kill -0 "$peer_pid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$peer_pid" 2>/dev/null && fail "busypoll target did not exit within 5 s of SIGTERM"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -77,6 +78,26 @@ int bpt_connect(uint16_t port)
 	BPT_CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect to port %u: %s", port,
 		  strerror(errno));
 	return fd;
+}
+
+int bpt_connect_rcvbuf(uint16_t port, int rcvbuf)
+{
+	struct sockaddr_in a = loopback(port);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	BPT_CHECK(fd >= 0, "socket: %s", strerror(errno));
+	BPT_CHECK(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) == 0, "SO_RCVBUF: %s",
+		  strerror(errno));
+	BPT_CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect to port %u: %s", port,
+		  strerror(errno));
+	return fd;
+}
+
+int bpt_rx_queued(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }
 
 int bpt_connect_nb(uint16_t port)

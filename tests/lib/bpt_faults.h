@@ -28,6 +28,14 @@ int bpt_fd_settle(pid_t pid, int want, int timeout_ms);
 
 /* bpt_connect - a blocking TCP connection to 127.0.0.1:port (fails the test if refused). */
 int bpt_connect(uint16_t port);
+/*
+ * bpt_connect_rcvbuf - bpt_connect with SO_RCVBUF set to rcvbuf before the
+ * handshake (so the window stays small): what the peer sends past that waits on
+ * the peer's side.
+ */
+int bpt_connect_rcvbuf(uint16_t port, int rcvbuf);
+/* bpt_rx_queued - bytes waiting in fd's receive queue (FIONREAD); -1 on error. */
+int bpt_rx_queued(int fd);
 /* bpt_connect_nb - the same, non-blocking, connect started; -errno on an immediate failure. */
 int bpt_connect_nb(uint16_t port);
 

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -182,21 +185,60 @@ static void test_softirqs(void **state)
 	assert_int_equal(rc, -EIO);
 }
 
+/*
+ * Live: each counter moves by what this test did, not merely "did not go down"
+ * (which cannot fail). N datagrams to ourselves over loopback each run the
+ * receive softirq once (loopback_xmit -> netif_rx, processed before the send
+ * returns), so NET_RX rises by at least N; burnt CPU shows as user time; sleeps
+ * as voluntary context switches. BusyPollRxPackets cannot move on loopback (no
+ * NAPI): it must be exactly what /proc/thread-self/net/netstat said just before
+ * and after (the veth tests see it rise).
+ */
+#define LIVE_DATAGRAMS 200
+
+static uint64_t netstat_bprx(void)
+{
+	uint64_t v = 0;
+
+	assert_int_equal(bp_read_netstat_field("/proc/thread-self/net/netstat", "TcpExt", "BusyPollRxPackets", &v), 0);
+	return v;
+}
+
 static void test_kstats_live(void **state)
 {
 	struct bp_kstats a, b, d;
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(addr);
+	int rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	volatile uint64_t x = 0;
+	uint64_t bprx0, bprx1;
+	char c;
 
+	assert_true(rx >= 0 && tx >= 0);
+	assert_int_equal(bind(rx, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(getsockname(rx, (struct sockaddr *)&addr, &al), 0);
+	bprx0 = netstat_bprx();
 	assert_int_equal(bp_kstats_read(&a), 0);
+	for (int i = 0; i < LIVE_DATAGRAMS; i++) {
+		assert_int_equal(sendto(tx, "k", 1, 0, (struct sockaddr *)&addr, sizeof(addr)), 1);
+		assert_int_equal(recv(rx, &c, 1, 0), 1);
+	}
 	for (int i = 0; i < 20000000; i++) /* burn some user time */
 		x += (uint64_t)i;
-	usleep(2000); /* and one voluntary context switch */
+	for (int i = 0; i < 3; i++)
+		usleep(2000); /* and voluntary context switches */
 	assert_int_equal(bp_kstats_read(&b), 0);
-	assert_true(b.net_rx >= a.net_rx);
-	assert_true(b.busy_poll_rx >= a.busy_poll_rx);
+	bprx1 = netstat_bprx();
+	close(rx);
+	close(tx);
 	bp_kstats_delta(&b, &a, &d);
-	assert_true(d.utime_us + d.stime_us > 0);
-	assert_true(d.nvcsw >= 1);
+	if (d.net_rx < LIVE_DATAGRAMS)
+		fail_msg("NET_RX rose by %llu over %d loopback datagrams, want at least one softirq each",
+			 (unsigned long long)d.net_rx, LIVE_DATAGRAMS);
+	assert_true(d.utime_us > 0);
+	if (d.nvcsw < 3)
+		fail_msg("%llu voluntary context switches over 3 sleeps", (unsigned long long)d.nvcsw);
+	assert_true(a.busy_poll_rx >= bprx0 && b.busy_poll_rx <= bprx1 && a.busy_poll_rx <= b.busy_poll_rx);
 	assert_int_equal(d.net_rx, b.net_rx - a.net_rx);
 	/* delta may overwrite its input */
 	bp_kstats_delta(&b, &a, &b);

@@ -35,6 +35,7 @@
 #include <busypoll/mode.h>
 
 #include "base/compat.h"
+#include "bptest.h"
 
 #define CAP_NET_ADMIN_BIT 12
 
@@ -589,7 +590,8 @@ static void test_check_epoll(void **state)
 		assert_int_equal(check("epoll:napi,usecs=0,prefer", err, sizeof(err)), 0);
 
 	if (!have_cap_net_admin() || want) {
-		skip(); /* CI runs as root on >= 6.9; the child tests cover the refusal */
+		/* CI runs as root on >= 6.9; the child tests cover the refusal */
+		bpt_skip_part("test_check_epoll as root: %s", want ? "no EPIOCSPARAMS (Linux < 6.9)" : "no CAP_NET_ADMIN");
 		return;
 	}
 	ret = check("epoll:napi,budget=128", err, sizeof(err));
@@ -612,7 +614,7 @@ static void test_check_uring(void **state)
 	char err[256];
 
 	if (read_int_file("/proc/sys/kernel/io_uring_disabled", 0) != 0 || !kernel_at_least(6, 13)) {
-		skip(); /* the expectations below are for an enabled io_uring on >= 6.13 */
+		bpt_skip_part("test_check_uring: the expectations are for an enabled io_uring on Linux >= 6.13");
 		return;
 	}
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -733,7 +735,7 @@ static int privileged_setup(void **state)
 static void test_check_child_without_net_admin(void **state)
 {
 	if (!have_cap_net_admin() || !kernel_at_least(6, 9)) {
-		skip();
+		bpt_skip_part("test_check_child_without_net_admin: needs CAP_NET_ADMIN and Linux >= 6.9");
 		return;
 	}
 	run_child(child_capset);
@@ -742,7 +744,7 @@ static void test_check_child_without_net_admin(void **state)
 static void test_check_child_nobody(void **state)
 {
 	if (getuid() != 0 || !kernel_at_least(6, 9)) {
-		skip();
+		bpt_skip_part("test_check_child_nobody: needs root and Linux >= 6.9");
 		return;
 	}
 	run_child(child_nobody);
@@ -816,14 +818,14 @@ static void test_check_child_old_kernel(void **state)
 {
 #ifdef BP_AUDIT_ARCH
 	if (!kernel_at_least(6, 13) || read_int_file("/proc/sys/kernel/io_uring_disabled", 0) != 0) {
-		skip();
+		bpt_skip_part("test_check_child_old_kernel: needs Linux >= 6.13 with io_uring enabled");
 		return;
 	}
 	run_child(child_old_kernel);
 	run_child(child_uring_disabled);
 	run_child(child_uring_restricted);
 #else
-	skip();
+	bpt_skip_part("test_check_child_old_kernel: no seccomp filter for this architecture");
 #endif
 }
 
@@ -851,5 +853,5 @@ int main(void)
 		cmocka_unit_test(test_check_child_old_kernel),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return bpt_unit_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

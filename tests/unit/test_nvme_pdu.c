@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <dirent.h>
 
 #include <busypoll/nvme/tcp.h>
 
@@ -510,6 +511,60 @@ static void test_padding_and_status(void **state)
 	assert_string_equal(s, "Connect Invalid Host (sct 1 sc 0x84, DNR)");
 }
 
+/*
+ * The nvme_pdu fuzz corpus covers every PDU type, each seed framing as one whole
+ * PDU under its own config (fuzz_nvme_pdu.c's 4-byte prefix): the captures' 64 KiB
+ * H2CData once fell to the seed size limit and left the fuzzer without one.
+ */
+#define CORPUS BP_TEST_DATA "/../../../fuzz/corpus/nvme_pdu"
+
+static void test_fuzz_corpus_types(void **state)
+{
+	static const uint32_t limits[] = { 0, 4096, 8192, 65536, 131072, 1u << 20, 1u << 24, 0x7fffffffu };
+	static const uint8_t want[] = { BP_NVME_TCP_ICREQ, BP_NVME_TCP_ICRESP, BP_NVME_TCP_H2C_TERM,
+					BP_NVME_TCP_C2H_TERM, BP_NVME_TCP_CMD, BP_NVME_TCP_RSP,
+					BP_NVME_TCP_H2C_DATA, BP_NVME_TCP_C2H_DATA, BP_NVME_TCP_R2T };
+	static uint8_t b[8192];
+	bool seen[256] = { false };
+	DIR *d = opendir(CORPUS);
+	struct dirent *e;
+	int seeds = 0;
+
+	if (!d)
+		fail_msg("%s: %s", CORPUS, strerror(errno));
+	while ((e = readdir(d))) {
+		char path[1024];
+		struct bp_nvme_tcp_rx_cfg cfg;
+		struct bp_nvme_tcp_pdu pdu;
+		struct bp_nvme_tcp_err err;
+		FILE *f;
+		size_t n;
+		int r;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CORPUS, e->d_name);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		n = fread(b, 1, sizeof(b), f);
+		fclose(f);
+		assert_true(n > 4 && n < sizeof(b));
+		cfg = (struct bp_nvme_tcp_rx_cfg){ .is_target = b[0] & 1, .connected = b[0] & 2, .hdgst = b[0] & 4,
+						  .ddgst = b[0] & 8, .pda = b[1] & 31, .max_cmd_data = limits[b[2] & 7],
+						  .max_data = limits[b[3] & 7] };
+		r = bp_nvme_tcp_frame(b + 4, n - 4, &cfg, &pdu, &err);
+		if (r != (int)(n - 4) || pdu.ddgst_bad)
+			fail_msg("seed %s: frames as %d of %zu bytes (%s)", e->d_name, r, n - 4, r < 0 ? err.msg : "");
+		seen[pdu.ch.type] = true;
+		seeds++;
+	}
+	closedir(d);
+	assert_true(seeds > 0);
+	for (size_t i = 0; i < sizeof(want); i++)
+		if (!seen[want[i]])
+			fail_msg("the nvme_pdu corpus has no %s seed", bp_nvme_tcp_type_name(want[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_term_round_trip),
 		cmocka_unit_test(test_padding_and_status),
+		cmocka_unit_test(test_fuzz_corpus_types),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

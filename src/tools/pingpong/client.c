@@ -165,6 +165,7 @@ static void send_request(struct crun *r)
 		 */
 		h.client_ts = r->t_send_mono = bp_now_ns();
 		s->t_send = pp_realtime_ns();
+		pp_test_delay(r->o->test_delay_us[PP_C_CLIENT_SEND]);
 	} else {
 		h.client_ts = r->t_send_mono = bp_now_ns();
 	}
@@ -243,9 +244,13 @@ static void on_reply(struct crun *r, const struct bp_pp_hdr *h, uint64_t t_mono,
 static size_t crun_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 {
 	struct crun *r = bp_conn_data(c);
-	uint64_t t_mono = bp_now_ns(), t_app = r->bd ? pp_realtime_ns() : 0;
+	uint64_t t_mono, t_app;
 	bool dgram = !r->o->tcp;
 	size_t off = 0;
+
+	pp_test_delay(r->o->test_delay_us[PP_C_CLIENT_RX]);
+	t_mono = bp_now_ns();
+	t_app = r->bd ? pp_realtime_ns() : 0;
 
 	while (off < len && r->phase != PH_DONE) {
 		struct bp_pp_hdr h;

@@ -61,6 +61,24 @@ static inline uint64_t pp_realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* pp_test_delay - busy-wait us microseconds (pp_opts.test_delay_us; 0: nothing). */
+static inline void pp_test_delay(uint32_t us)
+{
+	struct timespec ts;
+	uint64_t end = 0, now;
+
+	if (!us)
+		return; /* the common case costs one branch */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (!end)
+			end = now + (uint64_t)us * 1000;
+		if (now >= end)
+			return;
+	}
+}
+
 struct pp_opts {
 	bool server;
 	char host[256];           /* client: the server; server: address to bind ("" = all) */
@@ -78,6 +96,13 @@ struct pp_opts {
 	bool matrix;
 	bool breakdown;
 	uint32_t server_delay_us; /* server: busy-wait this long before each reply */
+	/*
+	 * Tests only (no option sets it): busy-wait this many us inside breakdown
+	 * component PP_C_* on this side (client: its send path, its rx wake-up;
+	 * server: its rx wake-up, its send path; processing is server_delay_us), so
+	 * a test can put a known delay into one component and see it there alone.
+	 */
+	uint32_t test_delay_us[6];
 	double timeout_s;         /* client: a run fails after this long without a reply */
 	bool quiet;               /* no log lines */
 };
@@ -140,6 +165,7 @@ enum pp_comp {
 	PP_C_REMAINDER,     /* the rest: wire, NIC, the stacks between the timestamps */
 	PP_NCOMP
 };
+_Static_assert(PP_NCOMP == 6, "pp_opts.test_delay_us has one entry per component");
 
 /* Why a round trip has no breakdown (the kernel gave no timestamp, or they disagree). */
 enum pp_miss {

@@ -145,14 +145,17 @@ static size_t serve(struct pp_dsock *ds, const uint8_t *data, size_t avail, bool
 {
 	struct pp_data *d = ds->d;
 	struct bp_conn *c = ds->conn;
-	uint64_t t_app = d->timestamps ? pp_realtime_ns() : 0, t_send = 0;
+	uint64_t t_app, t_send = 0;
 	uint32_t srv_rx = 0, srv_proc = 0, srv_send = 0;
 	uint64_t prev_seq = 0;
 	uint16_t flags = 0;
 	struct bp_pp_hdr h;
 	uint8_t *reply = d->s->reply;
-	int bad = bp_pp_hdr_decode(data, avail, BP_PP_REQUEST, dgram, &h);
+	int bad;
 
+	pp_test_delay(d->s->o.test_delay_us[PP_C_SERVER_RX]);
+	t_app = d->timestamps ? pp_realtime_ns() : 0;
+	bad = bp_pp_hdr_decode(data, avail, BP_PP_REQUEST, dgram, &h);
 	if (!dgram && bad == BP_PP_ERR_SHORT)
 		return 0;
 	if (bad) {
@@ -211,6 +214,7 @@ static size_t serve(struct pp_dsock *ds, const uint8_t *data, size_t avail, bool
 		srv_proc = bp_pp_sat32(t_send - t_app);
 	}
 	bp_pp_reply_fill(reply, flags, srv_rx, srv_proc, srv_send, prev_seq);
+	pp_test_delay(d->s->o.test_delay_us[PP_C_SERVER_SEND]);
 	if (bp_conn_send(c, reply, h.length) != 0)
 		return SIZE_MAX; /* the conn is failing; on_close tells */
 	d->requests++;

@@ -95,6 +95,12 @@ struct rr_server;
  */
 int rr_server_start(const struct rr_opts *o, struct rr_server **sp, char *err, size_t errlen);
 uint16_t rr_server_port(const struct rr_server *s);
+/*
+ * rr_server_runs_live - run slots in use now (of 256). A run holds its slot while
+ * any of its flows or its control connection is open, so this returns to 0 once
+ * every client is gone (the fault tests assert that no slot leaks). Any thread.
+ */
+unsigned rr_server_runs_live(struct rr_server *s);
 void rr_server_stop(struct rr_server *s);
 
 /* ---- client ---- */

@@ -686,6 +686,17 @@ uint16_t rr_server_port(const struct rr_server *s)
 	return s->port;
 }
 
+unsigned rr_server_runs_live(struct rr_server *s)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&s->runs_lock);
+	for (int i = 0; i < RR_RUN_SLOTS; i++)
+		n += s->runs[i].run_id != 0;
+	pthread_mutex_unlock(&s->runs_lock);
+	return n;
+}
+
 /* On each thread at stop: the loop closes its conns without on_close, so the flows still
  * open (a client that had not hung up yet) are released here. */
 static void thread_teardown(struct bp_loop *loop, void *arg)

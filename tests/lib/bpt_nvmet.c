@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "bpt_nvmet.h"
+#include "bptest.h"
+
+#define BPT_NVMET_MAX_QUEUES 1024
+
+/* A snapshot into a static buffer (the tests read it from one thread); returns the count. */
+static size_t snapshot(struct bp_nvmet *t, struct bp_nvmet_queue_stats **st)
+{
+	static struct bp_nvmet_queue_stats buf[BPT_NVMET_MAX_QUEUES];
+	size_t n = 0;
+
+	BPT_CHECK(bp_nvmet_snapshot(t, buf, BPT_NVMET_MAX_QUEUES, &n) == 0, "bp_nvmet_snapshot failed");
+	*st = buf;
+	return n;
+}
+
+struct bpt_nvmet_sum bpt_nvmet_sum(struct bp_nvmet *t, bool live_only)
+{
+	struct bp_nvmet_queue_stats *st, *s = NULL;
+	struct bpt_nvmet_sum sum;
+	size_t n = snapshot(t, &st);
+
+	memset(&sum, 0, sizeof(sum));
+	s = &sum.total;
+	for (size_t i = 0; i < n; i++) {
+		const struct bp_nvmet_queue_stats *q = &st[i];
+
+		sum.queues++;
+		sum.live += q->live;
+		if (live_only && !q->live)
+			continue;
+		s->commands += q->commands;
+		s->bytes_in += q->bytes_in;
+		s->bytes_out += q->bytes_out;
+		s->reads += q->reads;
+		s->writes += q->writes;
+		s->flushes += q->flushes;
+		s->errors += q->errors;
+		s->poll_passes += q->poll_passes;
+		s->idle_exits += q->idle_exits;
+		s->r2ts += q->r2ts;
+	}
+	return sum;
+}
+
+bool bpt_nvmet_queue(struct bp_nvmet *t, uint16_t cntlid, uint16_t qid, struct bp_nvmet_queue_stats *out)
+{
+	struct bp_nvmet_queue_stats *st;
+	size_t n = snapshot(t, &st);
+
+	for (size_t i = 0; i < n; i++)
+		if (st[i].live && st[i].cntlid == cntlid && st[i].qid == qid) {
+			if (out)
+				*out = st[i];
+			return true;
+		}
+	return false;
+}
