@@ -3,7 +3,7 @@
  * Storage I/O on the loop (busypoll/aio.h), on every backend and ring setup:
  * writes and reads through O_DIRECT and the page cache, FUA, fsync, fallocate
  * (hole punch and zero range read back as zeros), a read that meets the end of
- * the file, kernel errors as -errno, the depth bound (never more in flight,
+ * the file, a read the kernel does in part continued, kernel errors as -errno, the depth bound (never more in flight,
  * waiters in order), callbacks only on the loop and never inside submit, a
  * completion waking a loop that sleeps (nothing else could), the batch hook, the
  * syscalls counted, drain while stopping, and destroy with I/O in flight running
@@ -389,6 +389,46 @@ static void test_eof_and_errors(void **state)
 	}
 }
 
+/* A read the kernel does in part (a pipe with half of it there) goes on from where it stopped. */
+static void test_short_transfer_continued(void **state)
+{
+	(void)state;
+	for (size_t m = 0; m < NMODES; m++) {
+		struct bp_loop *loop = loop_up(modes[m]);
+		struct bp_aio_queue q;
+		struct bp_aio a;
+		struct done_rec r;
+		struct bp_aio_stats st;
+		uint8_t out[200], in[200];
+		int p[2];
+
+		if (!loop)
+			continue;
+		assert_int_equal(pipe(p), 0);
+		fill(out, sizeof(out), 17);
+		assert_int_equal(write(p[1], out, 100), 100);
+		assert_int_equal(bp_aio_queue_init(&q, loop, 2), 0);
+		a = (struct bp_aio){ .op = BP_AIO_READ, .fd = p[0], .buf = in, .off = 0, .len = sizeof(in) };
+		submit(&q, &a, &r);
+		/* until the first part is back and the rest is asked for */
+		for (int i = 0; i < 200000; i++) {
+			bp_aio_queue_stats(&q, &st);
+			if (st.continued || r.calls)
+				break;
+			bp_loop_run_once(loop, 0);
+		}
+		assert_int_equal(r.calls, 0);
+		assert_int_equal(st.continued, 1);
+		assert_int_equal(write(p[1], out + 100, 100), 100);
+		run_until(loop, &r, 1);
+		check_record(&r, 200);
+		assert_memory_equal(in, out, sizeof(out));
+		close(p[0]);
+		close(p[1]);
+		bp_loop_destroy(loop);
+	}
+}
+
 static int batches;
 
 static void on_batch(struct bp_aio_queue *q, void *arg)
@@ -524,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_depth_one_is_fifo),
 		cmocka_unit_test(test_fallocate),
 		cmocka_unit_test(test_eof_and_errors),
+		cmocka_unit_test(test_short_transfer_continued),
 		cmocka_unit_test(test_batch_hook),
 		cmocka_unit_test(test_drain_while_stopping),
 		cmocka_unit_test(test_destroy_runs_no_callback),
