@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pingpong messages a peer sends (src/tools/pingpong/proto.h): the 48-byte
- * header on a stream or as a whole datagram, the in-place reply, and control messages.
- * The first input byte picks what to decode and how (expected type, datagram or
- * stream); the rest is the message, in an exact-size buffer. Properties:
+ * header on a stream or as a whole datagram and the in-place reply (its control
+ * session is fuzz_control.c's). The first input byte picks how to decode (expected
+ * type, datagram or stream); the rest is the message, in an exact-size buffer.
+ * Properties:
  *  - the decoders return only BP_PP_OK or a BP_PP_ERR_* with a text, and never read
  *    past the bytes at hand (a short stream says SHORT or MAGIC, nothing more);
  *  - an accepted header obeys its contract (version, type against want_type, flags
- *    only on replies and only known ones, length within the limits, control length
- *    exact, a datagram exactly its length) and re-encodes to the same 48 bytes;
+ *    only on replies and only known ones, length within the limits, a datagram
+ *    exactly its length) and re-encodes to the same 48 bytes;
  *  - a request turned into a reply in place decodes as that reply, same seq,
- *    client_ts, length and payload;
- *  - an accepted control message has a known command and a NUL-terminated text;
- *    its body re-encodes to the same bytes up to the text's end (the decoder forces
- *    the last text byte to NUL; bytes after the NUL are not kept), and the header
- *    fields the encoder writes (magic, version, type, flags, length, seq) match.
+ *    client_ts, length and payload.
  */
 #include <string.h>
 
@@ -40,13 +37,11 @@ static void fuzz_hdr(const uint8_t *b, size_t len, int want_type, bool dgram)
 	if (r != BP_PP_OK)
 		return;
 	FUZZ_CHECK(h.version == BP_PP_VERSION, "version %u accepted", h.version);
-	FUZZ_CHECK(h.type >= BP_PP_REQUEST && h.type <= BP_PP_CONTROL_REPLY, "type %u", h.type);
+	FUZZ_CHECK(h.type == BP_PP_REQUEST || h.type == BP_PP_REPLY, "type %u", h.type);
 	FUZZ_CHECK(!want_type || h.type == want_type, "type %u where %d was wanted", h.type, want_type);
 	FUZZ_CHECK(h.type == BP_PP_REPLY ? !(h.flags & ~BP_PP_F_ALL) : !h.flags, "flags %#x on type %u",
 		   h.flags, h.type);
 	FUZZ_CHECK(h.length >= BP_PP_HDR_LEN && h.length <= BP_PP_MAX_LEN, "length %u", h.length);
-	if (h.type == BP_PP_CONTROL || h.type == BP_PP_CONTROL_REPLY)
-		FUZZ_CHECK(h.length == BP_PP_CTL_MSG_LEN, "control length %u", h.length);
 	if (dgram)
 		FUZZ_CHECK(h.length == len, "datagram of %zu accepted with length %u", len, h.length);
 	bp_pp_hdr_encode(&h, out);
@@ -66,32 +61,6 @@ static void fuzz_hdr(const uint8_t *b, size_t len, int want_type, bool dgram)
 	}
 }
 
-static void fuzz_ctl(const uint8_t *b, int want_type)
-{
-	struct bp_pp_ctl c;
-	uint64_t seq = 0;
-	uint8_t *out;
-	size_t tlen;
-	int r = bp_pp_ctl_decode(b, want_type, &seq, &c);
-
-	check_err(r);
-	if (r != BP_PP_OK)
-		return;
-	FUZZ_CHECK(c.cmd >= BP_PP_CMD_HELLO && c.cmd <= BP_PP_CMD_RUN_STOP, "command %u", c.cmd);
-	tlen = strnlen(c.text, sizeof(c.text));
-	FUZZ_CHECK(tlen < sizeof(c.text), "control text not terminated");
-	out = malloc(BP_PP_CTL_MSG_LEN);
-	if (!out)
-		abort();
-	bp_pp_ctl_encode(b[5], seq, &c, out);
-	FUZZ_CHECK(!memcmp(out, b, 12), "control header (magic..length) differs");
-	FUZZ_CHECK(!memcmp(out + 16, b + 16, 8), "control seq differs");
-	FUZZ_CHECK(!memcmp(out + BP_PP_HDR_LEN, b + BP_PP_HDR_LEN,
-			   BP_PP_CTL_BODY_LEN - BP_PP_CTL_TEXT_LEN + tlen),
-		   "control body does not re-encode to itself");
-	free(out);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t sel;
@@ -101,23 +70,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > BP_PP_MAX_LEN + 64)
 		return 0;
 	sel = data[0];
-	want_type = (sel >> 1) % 5; /* 0 = any, else that type */
+	want_type = (sel >> 1) % 5; /* 0 = any, else that type (3 and 4 are no type now: refused) */
 	data++;
 	size--;
-	if (sel & 0x80) {
-		/* a control message: cut or zero-padded to its fixed size */
-		size_t take = size < BP_PP_CTL_MSG_LEN ? size : BP_PP_CTL_MSG_LEN;
-
-		b = malloc(BP_PP_CTL_MSG_LEN);
-		if (!b)
-			abort();
-		memset(b, 0, BP_PP_CTL_MSG_LEN);
-		memcpy(b, data, take);
-		fuzz_ctl(b, want_type);
-	} else {
-		b = fuzz_dup(data, size);
-		fuzz_hdr(b, size, want_type, sel & 1);
-	}
+	b = fuzz_dup(data, size);
+	fuzz_hdr(b, size, want_type, sel & 1);
 	free(b);
 	return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the hand-made seeds of fuzz/corpus/{mode,rr_proto}/ (run from anywhere).
+"""Writes the hand-made seeds of fuzz/corpus/{mode,rr_proto,pingpong_proto,control}/ (run from anywhere).
 
 The seeds are small valid and near-valid inputs, so the fuzzer starts from the
 accepted paths; the files are committed, this only documents where they came from.
@@ -36,16 +36,38 @@ MODES = [
 MAGIC = 0x52525042
 
 
-def hello(kind=0, flags=0, req=64, resp=64, run_id=0x1122334455667788, flow=1, version=1):
+def hello(kind=0, flags=0, req=64, resp=64, run_id=0x1122334455667788, flow=1, version=2):
     return struct.pack("<IHBBIIQII", MAGIC, version, kind, flags, req, resp, run_id, flow, 0)
 
 
-def stats(mode=b"epoll:napi,usecs=64,budget=8", n_napi=2):
-    b = struct.pack("<IHH", MAGIC, 1, 0)
-    b += struct.pack("<13Q", *range(1, 14))
-    b += struct.pack("<II", 2, n_napi)
-    b += struct.pack("<8I", *([8193, 8194] + [0] * 6))
-    b += mode.ljust(128, b"\0")
+CTL_MAGIC = 0x54435042
+
+
+def ctl_u64(tag, v):
+    return struct.pack("<HHQ", tag, 8, v & 0xFFFFFFFFFFFFFFFF)
+
+
+def ctl_text(tag, t):
+    t = t.encode() if isinstance(t, str) else t
+    return struct.pack("<HH", tag, len(t)) + t
+
+
+def ctl_record(tag, body):
+    return struct.pack("<HH", tag, len(body)) + body
+
+
+def ctl(typ, body=b"", seq=1, version=1, flags=0):
+    return struct.pack("<IBBHII", CTL_MAGIC, version, flags, typ, len(body), seq) + body
+
+
+def evidence():
+    b = ctl_text(5, "epoll:napi,usecs=64,budget=8") + ctl_u64(7, 2)
+    for i, tag in enumerate(range(32, 45)):
+        b += ctl_u64(tag, 1000 + i)
+    b += ctl_u64(50, 7)  # helper CPU
+    b += ctl_u64(45, 8193) + ctl_u64(45, 8194)
+    b += ctl_record(46, ctl_u64(47, 1234) + ctl_text(48, "rr-server-0") + ctl_u64(49, 900))
+    b += ctl_record(46, ctl_u64(47, 1240) + ctl_text(48, "iou-sqp-1234") + ctl_u64(49, 7))
     return b
 
 
@@ -53,35 +75,35 @@ PP_MAGIC = 0x47505042
 
 
 def pp_hdr(typ, length, seq=7, flags=0, client_ts=123456789, srv=(0, 0, 0), prev_seq=0):
-    return struct.pack("<IBBHIIQQIIQ", PP_MAGIC, 1, typ, flags, length, srv[0], seq, client_ts,
+    return struct.pack("<IBBHIIQQIIQ", PP_MAGIC, 2, typ, flags, length, srv[0], seq, client_ts,
                        srv[1], srv[2], prev_seq)
-
-
-def pp_ctl(typ, cmd, text=b"", status=0, stats=(0,) * 13):
-    body = struct.pack("<IIIiII", cmd, status, 1, 1, 0, 8193)
-    body += struct.pack("<13Q", *stats) + text.ljust(128, b"\0")
-    return pp_hdr(typ, 48 + 256) + body
 
 
 if __name__ == "__main__":
     for i, m in enumerate(MODES):
         write("mode", "%02d" % i, m)
-    # rr_proto: first byte selects the record (0 hello, 1 ack, 2 command, 3 STATS)
+    # rr_proto: first byte selects the record (0 hello, 1 ack)
     write("rr_proto", "hello-data", b"\0" + hello())
-    write("rr_proto", "hello-control-udp", b"\0" + hello(kind=1, flags=1, req=8, resp=65507))
-    write("rr_proto", "hello-bad-version", b"\0" + hello(version=2))
-    write("rr_proto", "ack-ok", b"\1" + struct.pack("<IHHII", MAGIC, 1, 0, 8193, 0))
-    write("rr_proto", "ack-busy", b"\1" + struct.pack("<IHHII", MAGIC, 1, 6, 0, 0))
-    write("rr_proto", "cmd-start", b"\2" + struct.pack("<IIQ", MAGIC, 1, 42))
-    write("rr_proto", "cmd-stop", b"\2" + struct.pack("<IIQ", MAGIC, 2, 42))
-    write("rr_proto", "stats", b"\3" + stats())
-    write("rr_proto", "stats-too-many-napi", b"\3" + stats(n_napi=9))
-    # pingpong_proto: selector bit 7 = control message, (sel >> 1) % 5 = wanted type
-    # (0 any), bit 0 = a whole datagram
+    write("rr_proto", "hello-bad-version", b"\0" + hello(version=1))
+    write("rr_proto", "ack-ok", b"\1" + struct.pack("<IHHII", MAGIC, 2, 0, 8193, 0))
+    write("rr_proto", "ack-busy", b"\1" + struct.pack("<IHHII", MAGIC, 2, 6, 0, 0))
+    # control: whole messages, back to back as a stream would carry them
+    rr_hello = ctl_text(1, "rr") + ctl_u64(2, 42) + ctl_u64(96, 64) + ctl_u64(97, 64) + ctl_u64(8, 1)
+    write("control", "hello-rr", ctl(1, rr_hello))
+    write("control", "hello-ok", ctl(2, ctl_text(1, "rr") + ctl_text(5, "epoll:block") + ctl_u64(7, 1) +
+                                     ctl_u64(6, -1)))
+    write("control", "error", ctl(3, ctl_u64(3, 16) + ctl_text(4, "server at its limit")))
+    write("control", "start-stop", ctl(4, seq=2) + ctl(6, seq=3))
+    write("control", "evidence", ctl(7, evidence()))
+    write("control", "set-mode", ctl(8, ctl_text(5, "uring:napi,usecs=100") + ctl_u64(8, 2)))
+    write("control", "queues", ctl(7, evidence() + ctl_record(128, ctl_u64(129, 3) + ctl_text(134, "127.0.0.1:40000") +
+                                                        ctl_u64(135, 1000))))
+    write("control", "bad-int-length", ctl(4, struct.pack("<HHI", 2, 4, 7)))
+    write("control", "nested-record", ctl(7, ctl_record(46, ctl_record(46, b""))))
+    write("control", "cut-short", ctl(1, rr_hello)[:-3])
+    # pingpong_proto: (sel >> 1) % 5 = wanted type (0 any), bit 0 = a whole datagram
     write("pingpong_proto", "request-stream", b"\x00" + pp_hdr(1, 64) + bytes(range(16)))
     write("pingpong_proto", "request-dgram", b"\x03" + pp_hdr(1, 48))
     write("pingpong_proto", "reply", b"\x04" + pp_hdr(2, 48, flags=5, srv=(10, 20, 30), prev_seq=6))
     write("pingpong_proto", "bad-length", b"\x00" + pp_hdr(1, 47))
-    write("pingpong_proto", "ctl-hello", b"\x88" + pp_ctl(3, 1))
-    write("pingpong_proto", "ctl-set-mode", b"\x88" + pp_ctl(3, 2, b"epoll:napi,usecs=64,budget=8"))
-    write("pingpong_proto", "ctl-stop-reply", b"\x8a" + pp_ctl(4, 4, b"epoll:block", stats=tuple(range(13))))
+    write("pingpong_proto", "old-control-type", b"\x00" + pp_hdr(3, 48))

@@ -47,6 +47,35 @@ series=$(xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' "$tmp/c
 [[ $series == 2 ]] || fail "SVG has $series series, expected 2 (one per mode)"
 echo "ok   json columns, proof column, SVG with one series per mode"
 
+# 1b. --runs 2: each throughput bar is labelled with its mode and shows the runs' spread
+"$bp" compare --flows 1 -l 0.3 --warmup 0.1 --runs 2 -q --format json --plot "$tmp/r.svg" \
+	--modes "epoll:block;epoll:spin" >"$tmp/r.json"
+xmllint --noout "$tmp/r.svg" || fail "the --runs SVG is not well-formed"
+for mode in epoll:block epoll:spin; do
+	n=$(xmllint --xpath "count(//*[local-name()=\"text\"][@class=\"bar-label\"][contains(., \"$mode\")])" "$tmp/r.svg")
+	[[ $n -ge 1 ]] || fail "no throughput bar labelled $mode in the plot"
+done
+spread=$(xmllint --xpath 'count(//*[local-name()="path"][@class="spread"])' "$tmp/r.svg")
+[[ $spread -ge 2 ]] || fail "the plot shows $spread spreads for 2 modes with --runs 2"
+python3 - "$tmp/r.json" <<'PY' || fail "compare --runs json"
+import json, sys
+for c in json.load(open(sys.argv[1]))["cells"]:
+    assert c["runs"] == 2 and c["tps_min"] <= c["tps"] <= c["tps_max"], c
+PY
+echo "ok   --runs: bar labels and spread in the plot, min <= median <= max"
+
+# 1c. the default epoll:suspend engages on the bed; one that cannot (usecs=0) is flagged with the reason
+"$bp" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
+	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
+python3 - "$tmp/s.json" <<'PY' || fail "epoll:suspend on the test bed"
+import json, sys
+base, susp, zero = json.load(open(sys.argv[1]))["cells"]
+assert susp["client_busy_poll_rx_per_tx"] > 0.5 and susp["server_busy_poll_rx_per_tx"] > 0.5, susp
+assert not susp["proof_missing"] and susp["proof_note"] is None, susp
+assert zero["proof_missing"] and zero["proof_note"], zero
+PY
+echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason"
+
 # 2. csv: a header and one row per cell, same number of fields
 "$bp" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
 python3 - "$tmp/c.csv" <<'PY' || fail "compare csv"
@@ -83,4 +112,4 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
 grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
 echo "ok   unprivileged: a privileged mode names its capability"
-echo "5 passed, 0 failed"
+echo "7 passed, 0 failed"

@@ -33,6 +33,7 @@
 
 #include "bpt_faults.h"
 #include "bptest.h"
+#include "tools/common/control.h"
 #include "tools/rr/rr.h"
 
 static int rounds = 14;    /* per scenario and way of vanishing: 5 x 2 x 14 = 140 faults per mode */
@@ -153,13 +154,26 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 			  cur_mode, bpt_rx_queued(fd));
 		break;
 	case AFTER_CONTROL: {
-		uint8_t cmd[BP_RR_CMD_LEN * 2];
+		struct ctl_msg *m = malloc(sizeof(*m));
+		uint8_t *cmd = malloc(3 * (CTL_HDR_LEN + 256));
+		int n = 0;
 
-		/* Snapshots are posted to every loop; the control conn is gone before they report. */
-		fd = raw_flow(BP_RR_KIND_CONTROL, 1, 1, run);
-		bp_rr_cmd_encode(BP_RR_CMD_START, run, cmd);
-		bp_rr_cmd_encode(BP_RR_CMD_STOP, run, cmd + BP_RR_CMD_LEN);
-		bpt_send_all(fd, cmd, sizeof(cmd));
+		/* Snapshots are posted to every loop; the control session is gone before they report. */
+		BPT_CHECK(m && cmd, "out of memory");
+		fd = bpt_connect(port);
+		ctl_msg_init(m, CTL_HELLO);
+		ctl_put_text(m, CTL_T_TOOL, "rr");
+		ctl_put_u64(m, CTL_T_RUN_ID, run);
+		ctl_put_u64(m, CTL_T_RR_REQUEST_SIZE, 1);
+		ctl_put_u64(m, CTL_T_RR_RESPONSE_SIZE, 1);
+		n += ctl_encode(m, cmd + n, CTL_HDR_LEN + 256);
+		ctl_msg_init(m, CTL_START);
+		n += ctl_encode(m, cmd + n, CTL_HDR_LEN + 256);
+		ctl_msg_init(m, CTL_STOP);
+		n += ctl_encode(m, cmd + n, CTL_HDR_LEN + 256);
+		bpt_send_all(fd, cmd, (size_t)n);
+		free(cmd);
+		free(m);
 		break;
 	}
 	case AFTER_GOOD_TX:

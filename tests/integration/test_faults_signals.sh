@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# SIGINT and SIGTERM in the middle of a run, as a user or a supervisor sends them:
-# busypoll rr (client), busypoll pingpong (client) and, as root, busypoll compare
-# (which builds a veth test bed in two namespaces). Each must print the results it
-# has ("interrupted: partial results", the measured figures), exit 130, and leave
-# nothing behind: no namespace named after that run, no process. A signal during
-# the warm-up (nothing measured yet) and one during compare's test-bed setup too.
-# The servers stop cleanly (exit 0) on SIGTERM. Timings are never checked.
+# SIGINT, SIGTERM and SIGHUP in the middle of a run, as a user, a supervisor or a
+# closed terminal sends them: busypoll rr (client), busypoll pingpong (client) and,
+# as root, busypoll compare (which builds a veth test bed in two namespaces). Each
+# must print the results it has ("interrupted: partial results", the measured
+# figures), exit 130, and leave nothing behind: no namespace named after that run,
+# no process. A signal during the warm-up (nothing measured yet) and one during
+# compare's test-bed setup too. The servers stop cleanly (exit 0) on SIGTERM and
+# SIGHUP. Timings are never checked.
 set -u
 
 BP=${BUSYPOLL:-}
@@ -56,11 +57,11 @@ start_server() {
 }
 
 stop_server() {
-	local kind=$1 rc
-	kill -TERM "$spid"
+	local kind=$1 rc sig=${2:-TERM}
+	kill -"$sig" "$spid"
 	wait "$spid"
 	rc=$?
-	[ "$rc" -eq 0 ] || fail "$kind server exited $rc on SIGTERM, want 0"
+	[ "$rc" -eq 0 ] || fail "$kind server exited $rc on SIG$sig, want 0"
 }
 
 # interrupt SIG STATE NAME CMD...: run CMD, send SIG once the shell command STATE
@@ -112,7 +113,8 @@ expect_interrupted() {
 
 # ---- busypoll rr ----
 start_server rr
-for sig in INT TERM; do
+# SIGHUP (a closed terminal, a dropped ssh session) ends a run as SIGTERM does
+for sig in INT TERM HUP; do
 	name=rr-$sig
 	# mid-run: measuring (a progress line comes once the warm-up is over)
 	interrupt "$sig" 'bpt_file_has "$tmp/$name.err" "^busypoll rr: "' "$name" \
@@ -160,17 +162,17 @@ echo "ok   rr server still served, then stopped with status 0 on SIGTERM"
 
 # ---- busypoll pingpong ----
 start_server pingpong
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
 	name=pp-$sig
 	# mid-run: the client's loop thread has blocked for 1000 replies, far past the 10 warm-up ones
 	interrupt "$sig" 'bpt_vcsw_over "$cpid" 1000' "$name" "$BP" pingpong --client 127.0.0.1 --port "$port" \
-		-n 100000000 --runs 3 --warmup 10 --timeout 5
+		-n 100000000 --runs 3 --warmup-count 10 --timeout 5
 	expect_interrupted "$name"
 	grep -q "^1 .*(interrupted)" "$tmp/$name.out" || fail "$name: the interrupted run is not shown: $(cat "$tmp/$name.out")"
 	echo "ok   pingpong client SIG$sig mid-run: exit 130, the interrupted run shown"
 done
-stop_server pingpong
-echo "ok   pingpong server stopped with status 0 on SIGTERM"
+stop_server pingpong HUP
+echo "ok   pingpong server stopped with status 0 on SIGHUP"
 
 # ---- busypoll compare: root, a veth test bed per run ----
 if [ "$(id -u)" -ne 0 ]; then
@@ -180,7 +182,7 @@ else
 	# bp-cmp<pid>-a/-b: the run's own namespaces (others' beds may come and go)
 	beds_of() { ip netns list | awk '{print $1}' | grep -c "^bp-cmp$1-" || true; }
 	# mid-matrix: the second mode is running
-	for sig in TERM INT; do
+	for sig in TERM INT HUP; do
 		name=cmp-$sig
 		interrupt "$sig" 'bpt_file_has "$tmp/$name.err" "\[ 2/3\] epoll:spin"' "$name" \
 			"$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8"

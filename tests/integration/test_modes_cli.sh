@@ -77,7 +77,7 @@ unpriv=("$BP")
 "${unpriv[@]}" modes --check epoll:napi,budget=128 >"$tmp/out" 2>"$tmp/err"
 st=$?
 [ "$st" -eq 2 ] || fail "unprivileged --check epoll:napi,budget=128 exited $st, want 2"
-grep -qx "busypoll modes: epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
+grep -qx "busypoll modes: --check epoll:napi,budget=128 needs CAP_NET_ADMIN" "$tmp/err" ||
 	fail "unprivileged budget=128 said '$(cat "$tmp/err")'"
 
 # --features: one line per optional kernel feature, each with a status; the environment
@@ -95,7 +95,7 @@ if command -v python3 >/dev/null; then
 		"$tmp/out" || fail "--features --format json is not valid or lacks multishot"
 fi
 BP_URING_FEATURES=bogus "$BP" modes --check uring:block >"$tmp/out" 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q "^busypoll modes: uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
+[ $? -eq 2 ] && grep -q "^busypoll modes: --check uring:block: BP_URING_FEATURES: unknown feature 'bogus'" "$tmp/err" ||
 	fail "BP_URING_FEATURES=bogus: '$(cat "$tmp/err")'"
 run 2 modes --features --check epoll:block
 

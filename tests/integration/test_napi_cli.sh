@@ -153,10 +153,10 @@ grep -q "threaded=7" "$tmp/err" || fail "threaded=7 said: $(cat "$tmp/err")"
 run 2 napi set "$id" --netns "$ns"
 run 2 napi get nope --netns "$ns"
 # an id of another namespace is not found here; the message points at --netns
-run 1 napi get "$id"
+run 2 napi get "$id"
 grep -q -- "--netns" "$tmp/err" || fail "get of a namespace's id without --netns said: $(cat "$tmp/err")"
-run 1 napi list --netns "bp-$name-nonexistent"
-grep -q "no network namespace" "$tmp/err" || fail "a missing --netns said: $(cat "$tmp/err")"
+run 2 napi list --netns "bp-$name-nonexistent"
+grep -q "no such network namespace" "$tmp/err" || fail "a missing --netns said: $(cat "$tmp/err")"
 
 # ---- the device-wide sysfs knobs, inside the namespace ----
 run 0 napi get --device bpvb --netns "$ns" --format json
@@ -178,8 +178,8 @@ run 0 napi set --device bpvb --netns "$ns" gro_flush_timeout="$old_knob"
 	fail "set --device: restoring $old_knob did not reach sysfs"
 run 2 napi set --device bpvb --netns "$ns" gro-flush-timeout=1
 grep -q "unknown device knob 'gro-flush-timeout'" "$tmp/err" || fail "a per-NAPI key as a knob said: $(cat "$tmp/err")"
-run 1 napi get --device nodev0 --netns "$ns"
-grep -q "no device 'nodev0' in network namespace $ns" "$tmp/err" || fail "a missing device said: $(cat "$tmp/err")"
+run 2 napi get --device nodev0 --netns "$ns"
+grep -q -- "--device nodev0: no such device in network namespace $ns" "$tmp/err" || fail "a missing device said: $(cat "$tmp/err")"
 
 # ---- without privilege: one line naming the capability, exit 2, nothing changed ----
 unpriv() {

@@ -693,12 +693,12 @@ static void so_priority(void)
 	q = rq_open(false); /* its ICResp is in: the socket was set up before answering */
 	n = accepted_priorities(prio, 16);
 	BPT_CHECK(n == 1, "%d accepted sockets of the target in this process, want 1", n);
-	BPT_CHECK(prio[0] == PRIORITY, "the target's accepted socket has SO_PRIORITY %d, want %d (--so-priority)",
+	BPT_CHECK(prio[0] == PRIORITY, "the target's accepted socket has SO_PRIORITY %d, want %d (--priority)",
 		  prio[0], PRIORITY);
 	BPT_CHECK(getsockopt(q->fd, SOL_SOCKET, SO_PRIORITY, &p, &il) == 0 && p == mine,
 		  "the host's own socket has SO_PRIORITY %d: the check reads the wrong end", p);
 	rq_close(q);
-	printf("ok   --so-priority %d on the accepted socket before its ICResp\n", PRIORITY);
+	printf("ok   --priority %d on the accepted socket before its ICResp\n", PRIORITY);
 }
 
 int main(void)

@@ -55,15 +55,21 @@ static void target_up(void)
 	snprintf(target, sizeof(target), "127.0.0.1:%u", bp_nvmet_port(tgt));
 }
 
-/* opts - parse a perf command line (the target, NQN and host filled in, quiet, short). */
+/* opts - parse a perf command line (the target, NQN and host filled in, quiet, short unless it says). */
 static void opts(struct perf_opts *o, int argc, const char **argv)
 {
-	const char *full[64] = { "perf", "--target", target, "--nqn", NQN, "--hostnqn", HOST_A, "-q", "--runtime",
-				 "0.3" };
-	int n = 10;
+	const char *full[64] = { "perf", "--target", target, "--nqn", NQN, "--hostnqn", HOST_A, "-q" };
+	bool runtime = false;
+	int n = 8;
 
-	for (int i = 0; i < argc; i++)
+	for (int i = 0; i < argc; i++) {
+		runtime |= !strcmp(argv[i], "--runtime");
 		full[n++] = argv[i];
+	}
+	if (!runtime) { /* an option is given once: the default short run only when none is asked for */
+		full[n++] = "--runtime";
+		full[n++] = "0.3";
+	}
 	BPT_CHECK(perf_parse_opts(n, (char **)full, o, err, sizeof(err)) == 0, "options: %s", err);
 }
 
@@ -179,8 +185,8 @@ static void test_batching(void)
 	OPTS(&o, "--rw", "randread", "--iodepth", "16", "--iodepth-batch-complete-min", "0",
 	     "--iodepth-batch-complete-max", "16", "--verify", "--size", "1M");
 	run_ok(&o, "reap 0..16 (polling) --verify");
-	BPT_CHECK(res.wakeups * 4 < res.syscalls + 4, "complete_min 0 slept: %llu wake-ups, %llu syscalls",
-		  (unsigned long long)res.wakeups, (unsigned long long)res.syscalls);
+	BPT_CHECK(res.initiator.wakeups * 4 < res.initiator.syscalls + 4, "complete_min 0 slept: %llu wake-ups, %llu syscalls",
+		  (unsigned long long)res.initiator.wakeups, (unsigned long long)res.initiator.syscalls);
 	/* iodepth 1. */
 	OPTS(&o, "--rw", "randwrite", "--verify", "--size", "1M");
 	run_ok(&o, "iodepth 1 --verify");

@@ -123,7 +123,7 @@ timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" --hostnqn "$H
 [ "$(grep -c '^busypoll perf: run' "$tmp/err")" -ge 2 ] || fail "want progress lines: $(cat "$tmp/err")"
 
 # ---- Ctrl-C: partial results, exit 130 ----
-timeout 60 "$BP" perf "${T[@]}" --hostnqn "$HOST_A" --runtime 60 --rw randread --iodepth 4 >"$tmp/out" 2>"$tmp/err" &
+timeout 60 "$BP" perf --target "127.0.0.1:$main_port" --nqn "$NQN" -q --hostnqn "$HOST_A" --runtime 60 --rw randread --iodepth 4 >"$tmp/out" 2>"$tmp/err" &
 ppid=$!
 connected "$main_port"
 io_running "$main_port"

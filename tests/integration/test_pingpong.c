@@ -104,10 +104,10 @@ static void check_counts(const struct pp_opts *o, const char *what)
 				  (unsigned long long)run->total, (unsigned long long)want);
 			BPT_CHECK(run->client.valid && run->server.valid, "%s: a side has no counters", what);
 			/* UDP: a resent request may have reached the server twice */
-			BPT_CHECK(run->server.round_trips >= run->total &&
-					  run->server.round_trips <= run->total + run->lost,
+			BPT_CHECK(run->server.transactions >= run->total &&
+					  run->server.transactions <= run->total + run->lost,
 				  "%s: server answered %llu, client made %llu (lost %llu)", what,
-				  (unsigned long long)run->server.round_trips, (unsigned long long)run->total,
+				  (unsigned long long)run->server.transactions, (unsigned long long)run->total,
 				  (unsigned long long)run->lost);
 			BPT_CHECK(run->min_us > 0 && run->min_us <= run->p50_us && run->p50_us <= run->p99_us &&
 					  run->mean_us >= run->min_us,
@@ -366,28 +366,26 @@ static void control_sessions(void)
 {
 	struct pp_server *s = server_up("epoll:block", 0);
 	struct sockaddr_in a = loopback(pp_server_port(s));
-	struct pp_ctl c1, c2;
-	struct bp_pp_ctl info, cmd = { .cmd = BP_PP_CMD_SET_MODE }, reply;
-	char err[256];
+	struct ctl_session c1, c2;
+	struct pp_server_info info;
+	char err[256], now[PP_MODE_LEN];
 	int ret;
 
 	BPT_CHECK(pp_ctl_open(&c1, (struct sockaddr *)&a, sizeof(a), 5000, &info, err, sizeof(err)) == 0, "%s", err);
-	BPT_CHECK(!strcmp(info.text, "epoll:block"), "HELLO says mode %s", info.text);
+	BPT_CHECK(!strcmp(info.mode, "epoll:block"), "HELLO says mode %s", info.mode);
 	ret = pp_ctl_open(&c2, (struct sockaddr *)&a, sizeof(a), 5000, &info, err, sizeof(err));
 	BPT_CHECK(ret == -EBUSY && strstr(err, "busy"), "a second session: %d %s", ret, err);
 
-	snprintf(cmd.text, sizeof(cmd.text), "epoll:spin");
-	BPT_CHECK(pp_ctl_call(&c1, &cmd, &reply, err, sizeof(err)) == 0, "SET_MODE: %s", err);
-	BPT_CHECK(!strcmp(reply.text, "epoll:spin"), "SET_MODE answered %s", reply.text);
-	snprintf(cmd.text, sizeof(cmd.text), "epoll:nonsense");
-	ret = pp_ctl_call(&c1, &cmd, &reply, err, sizeof(err));
+	BPT_CHECK(pp_ctl_set_mode(&c1, "epoll:spin", false, now, err, sizeof(err)) == 0, "SET_MODE: %s", err);
+	BPT_CHECK(!strcmp(now, "epoll:spin"), "SET_MODE answered %s", now);
+	ret = pp_ctl_set_mode(&c1, "epoll:nonsense", false, now, err, sizeof(err));
 	BPT_CHECK(ret == -EINVAL && strstr(err, "nonsense"), "a bad mode: %d %s", ret, err);
-	pp_ctl_close(&c1);
+	ctl_session_close(&c1);
 
 	/* the next session finds the server as it was started */
 	BPT_CHECK(pp_ctl_open(&c2, (struct sockaddr *)&a, sizeof(a), 5000, &info, err, sizeof(err)) == 0, "%s", err);
-	BPT_CHECK(!strcmp(info.text, "epoll:block"), "after the session the mode is %s", info.text);
-	pp_ctl_close(&c2);
+	BPT_CHECK(!strcmp(info.mode, "epoll:block"), "after the session the mode is %s", info.mode);
+	ctl_session_close(&c2);
 	printf("ok   one control session at a time; its mode switch ends with it\n");
 	pp_server_stop(s);
 }

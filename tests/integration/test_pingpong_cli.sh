@@ -77,7 +77,7 @@ one_line_error "--format yaml: must be table, json or csv"
 run 2 pingpong --client 127.0.0.1 --nonsense
 one_line_error "unknown option '--nonsense'"
 run 2 pingpong --client no.such.host.invalid
-one_line_error "server address no.such.host.invalid"
+one_line_error "--client no.such.host.invalid"
 run 0 pingpong --help
 grep -q -- "--server-delay-us" "$tmp/out" || fail "--help does not list --server-delay-us"
 run 0 --help
@@ -103,7 +103,7 @@ for try in 1 2 3 4 5; do
 	spid=
 done
 [ -n "$spid" ] || { echo "FAIL: no server could start: $(cat "$tmp/server.err")" >&2; exit 1; }
-common=(--client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 200 --warmup 20 --timeout 5)
+common=(--client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 200 --warmup-count 20 --timeout 5)
 
 # table
 run 0 pingpong "${common[@]}" --runs 2
@@ -120,7 +120,9 @@ d = json.load(open(sys.argv[1]))
 assert d["settings"]["protocol"] == "tcp", d["settings"]
 row = d["rows"][0]
 assert len(row["runs"]) == 2 and row["runs"][0]["n"] == 200, row["runs"]
-assert row["server"]["round_trips"] >= 440, row["server"]
+# one evidence shape in every tool: a round trip is the transaction, figures per_tx
+assert row["server"]["transactions"] >= 440, row["server"]
+assert row["client"]["syscalls_per_tx"] > 0 and "cpu_threads" in row["server"], row["client"]
 assert d["interrupted"] is False
 EOF
 
@@ -151,7 +153,7 @@ run 0 pingpong "${common[@]}" --runs 1
 	fail "bad datagrams from one peer not logged exactly once: $(cat "$tmp/server.err")"
 
 # Ctrl-C mid-run: 130, and what was measured is printed
-"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup 10 \
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 3 --warmup-count 10 \
 	>"$tmp/out" 2>"$tmp/err" &
 cpid=$!
 # mid-run: its loop thread has blocked for 1000 replies, far past the 10 warm-up ones
@@ -166,7 +168,7 @@ grep -q "^1 .*(interrupted)" "$tmp/out" || fail "the interrupted run is not show
 # a server that stops answering (SIGSTOP) mid-run: --timeout 1 ends the run with one
 # line and exit 1, no sooner than 1 s after the last reply (which came at most a round
 # trip before the stop) and not seconds late
-"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup 10 \
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup-count 10 \
 	--timeout 1 >"$tmp/out" 2>"$tmp/err" &
 cpid=$!
 bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"

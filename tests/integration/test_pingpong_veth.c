@@ -75,7 +75,7 @@ static void matrix(const char *mode, bool tcp)
 	BPT_CHECK(res->nrows == 3, "%d rows", res->nrows);
 	for (int i = 0; i < 3; i++) {
 		const struct pp_row *row = &res->rows[i];
-		uint64_t rts = row->client.round_trips;
+		uint64_t rts = row->client.transactions;
 		bool client_polls = i >= 1, server_polls = i == 2;
 
 		BPT_CHECK(row->nruns == co.runs && row->all->count == co.n * (uint64_t)co.runs,

@@ -2,7 +2,8 @@
 /*
  * busypoll rr over loopback: every mode with client and server counts equal;
  * sizes honoured; UDP; 1,000 flows on one thread; refused hellos and a client
- * killed mid-run leave the server serving the next client.
+ * killed mid-run leave the server serving the next client; an SQPOLL mode's CPU
+ * counts its SQ thread.
  * Usage: integ_test_rr [--mode MODE]
  */
 #include <arpa/inet.h>
@@ -193,6 +194,58 @@ static void run_mode(const struct bp_mode *m, const char *text)
 	rr_server_stop(s);
 }
 
+/* find_thread - the first thread of side ev whose name starts with prefix, NULL if none. */
+static const struct ev_thread *find_thread(const struct evidence *ev, const char *prefix)
+{
+	for (uint32_t i = 0; i < ev->nthr; i++)
+		if (!strncmp(ev->thr[i].comm, prefix, strlen(prefix)))
+			return &ev->thr[i];
+	return NULL;
+}
+
+/*
+ * An SQPOLL mode's CPU includes its SQ thread: a kernel thread that spins for
+ * the loop thread whose tid it carries. Over a 2 s run it burns far more than the
+ * loop thread (which sleeps in each wait), and both sides name it.
+ */
+static void sqpoll_cpu_counted(void)
+{
+	struct bp_mode m;
+	struct rr_server *s;
+	struct rr_opts o;
+	const struct ev_thread *loop, *sq;
+	char want[EV_COMM_LEN];
+
+	if (!bpt_mode_usable("uring:sqpoll", &m)) {
+		printf("skip SQPOLL CPU: uring:sqpoll is not usable here\n");
+		return;
+	}
+	s = server_up(&m, "uring:sqpoll", 1);
+	base_opts(&o, &m, "uring:sqpoll");
+	o.duration_s = 2;
+	client_run(&o, s, "uring:sqpoll");
+	rr_server_stop(s);
+	for (int side = 0; side < 2; side++) {
+		const struct evidence *ev = side ? &res.server : &res.client;
+
+		loop = find_thread(ev, side ? "rr-server-" : "rr-client-");
+		sq = find_thread(ev, "iou-sqp-");
+		BPT_CHECK(loop && sq, "%s: the SQ thread is not among the threads counted (%u named)",
+			  side ? "server" : "client", ev->nthr);
+		snprintf(want, sizeof(want), "iou-sqp-%d", (int)loop->tid);
+		BPT_CHECK(!strcmp(sq->comm, want), "%s: %s counted for loop thread %d", side ? "server" : "client",
+			  sq->comm, (int)loop->tid);
+		BPT_CHECK(2 * sq->cpu_us > 3 * loop->cpu_us && sq->cpu_us > 200000,
+			  "%s: SQ thread %llu us, loop thread %llu us over 2 s: the SQ thread's spin is missing",
+			  side ? "server" : "client", (unsigned long long)sq->cpu_us, (unsigned long long)loop->cpu_us);
+		BPT_CHECK(ev->helper_cpu_us == sq->cpu_us && ev_cpu_us(ev) >= loop->cpu_us + sq->cpu_us,
+			  "%s: the side's CPU (%llu us) leaves out its SQ thread (%llu us)", side ? "server" : "client",
+			  (unsigned long long)ev_cpu_us(ev), (unsigned long long)sq->cpu_us);
+		printf("ok   uring:sqpoll %s: loop thread %llu us + %s %llu us counted\n", side ? "server" : "client",
+		       (unsigned long long)loop->cpu_us, sq->comm, (unsigned long long)sq->cpu_us);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -258,6 +311,7 @@ int main(int argc, char **argv)
 		  rr_server_runs_live(s));
 	printf("ok   server still serving after refused hellos and a killed client; no run slot held\n");
 	rr_server_stop(s);
+	sqpoll_cpu_counted();
 	printf("%d modes passed\n", ran);
 	return bpt_exit_status();
 }

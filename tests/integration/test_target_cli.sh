@@ -44,6 +44,7 @@ bad "queue-depth 4" --ns ram:1M --queue-depth 4
 bad "threads 0" --ns ram:1M --threads 0
 bad "poll-period-us x" --ns ram:1M --poll-period-us x
 bad "so-priority 99" --ns ram:1M --so-priority 99
+bad "priority 99" --ns ram:1M --priority 99
 bad "unknown option" --ns ram:1M --bogus
 bad "log-level loud" --ns ram:1M --log-level loud
 bad "discovery" --ns ram:1M --nqn nqn.2014-08.org.nvmexpress.discovery

@@ -130,10 +130,10 @@ port=$(free_port)
 if start_server pp-server 'listening' "$bp" pingpong --server --bind 127.0.0.1 --port "$port" \
 	--mode epoll:block; then
 	"${VG[@]}" --log-file="$tmp/pp-udp.vg" "$bp" pingpong --client 127.0.0.1 --port "$port" \
-		--mode epoll:block -n 300 --runs 2 --warmup 50 --breakdown >"$tmp/pp-udp.out" 2>&1
+		--mode epoll:block -n 300 --runs 2 --warmup-count 50 --breakdown >"$tmp/pp-udp.out" 2>&1
 	check "busypoll pingpong --client (UDP, --breakdown)" $? "$tmp/pp-udp.vg"
 	"${VG[@]}" --log-file="$tmp/pp-tcp.vg" "$bp" pingpong --client 127.0.0.1 --port "$port" \
-		--mode epoll:block --tcp -n 300 --runs 2 --warmup 50 >"$tmp/pp-tcp.out" 2>&1
+		--mode epoll:block --tcp -n 300 --runs 2 --warmup-count 50 >"$tmp/pp-tcp.out" 2>&1
 	check "busypoll pingpong --client (TCP)" $? "$tmp/pp-tcp.vg"
 	stop_server pp-server "busypoll pingpong --server (stopped by SIGINT)"
 fi

@@ -144,7 +144,7 @@ static void test_defaults_epoll(void **state)
 
 	m = parse_ok("epoll:suspend");
 	assert_int_equal(m.policy, BP_POLICY_SUSPEND);
-	assert_int_equal(m.busy_usecs, 0);
+	assert_int_equal(m.busy_usecs, 64); /* 0 never waits in the busy-poll loop: no busy polling on a request/response path */
 	assert_int_equal(m.budget, 64);
 	assert_true(m.prefer); /* implied */
 	assert_int_equal(m.defer_hard_irqs, 100);
@@ -428,7 +428,7 @@ static void test_format_canonical(void **state)
 		{ "epoll:napi,budget=128,usecs=50", "epoll:napi,usecs=50,budget=128" },
 		{ "epoll:spin", "epoll:spin" },
 		{ "epoll:hybrid", "epoll:hybrid,period=100" },
-		{ "epoll:suspend", "epoll:suspend,usecs=0,budget=64,defer=100,gro-flush=20000,suspend=2000000" },
+		{ "epoll:suspend", "epoll:suspend,usecs=64,budget=64,defer=100,gro-flush=20000,suspend=2000000" },
 		{ "uring:block", "uring:block,setup=defer" },
 		{ "uring:napi", "uring:napi,usecs=64,tracking=dynamic,setup=defer" },
 		{ "uring:napi,setup=coop,prefer,tracking=static",

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "tools/common/commands.h"
+#include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
 
 static char err[256];
@@ -138,14 +139,52 @@ static const char *printed(void (*fn)(FILE *, const void *), const void *arg)
 	return buf;
 }
 
+/* emitted - n through napi_emit as one json object (or csv header / row), line breaks and indents dropped. */
+static void emitted(FILE *f, const void *n, const char *dev, enum emit_kind kind)
+{
+	struct emit e = { .kind = kind, .out = f };
+
+	em_begin(&e, NULL, false);
+	napi_emit(&e, n, dev);
+	em_end(&e);
+}
+
 static void json_with_dev(FILE *f, const void *n)
 {
-	napi_json_members(f, n, "bp\"v\x01");
+	emitted(f, n, "bp\"v\x01", EMIT_JSON);
 }
 
 static void json_no_dev(FILE *f, const void *n)
 {
-	napi_json_members(f, n, NULL);
+	emitted(f, n, NULL, EMIT_JSON);
+}
+
+static void csv_header(FILE *f, const void *n)
+{
+	emitted(f, n, "", EMIT_CSV_HEADER);
+}
+
+static void csv_row(FILE *f, const void *n)
+{
+	emitted(f, n, "", EMIT_CSV_ROW);
+}
+
+/* squeeze - s without its line breaks and the indentation after them. */
+static const char *squeeze(const char *s)
+{
+	static char buf[2048];
+	size_t j = 0;
+
+	for (size_t i = 0; s[i] && j + 1 < sizeof(buf); i++) {
+		if (s[i] == '\n') {
+			while (s[i + 1] == ' ')
+				i++;
+			continue;
+		}
+		buf[j++] = s[i];
+	}
+	buf[j] = 0;
+	return buf;
 }
 
 static void row(FILE *f, const void *n)
@@ -164,14 +203,19 @@ static void test_output(void **state)
 	/* an older kernel: only id and ifindex, no irq (-1), no pid */
 	struct bp_napi_info bare = { .id = 300, .ifindex = 7, .irq = -1, .pid = -1 };
 
-	assert_string_equal(printed(json_with_dev, &full),
-			    "\"id\": 8193, \"ifindex\": 2, \"device\": \"bp\\\"v\\u0001\", \"irq\": 45, "
-			    "\"pid\": 1234, \"defer_hard_irqs\": 3, \"gro_flush_timeout_ns\": 40000, "
-			    "\"irq_suspend_timeout_ns\": 18446744073709551615, \"threaded\": 1");
-	assert_string_equal(printed(json_no_dev, &bare),
-			    "\"id\": 300, \"ifindex\": 7, \"irq\": null, \"pid\": null, "
-			    "\"defer_hard_irqs\": null, \"gro_flush_timeout_ns\": null, "
-			    "\"irq_suspend_timeout_ns\": null, \"threaded\": null");
+	assert_string_equal(squeeze(printed(json_with_dev, &full)),
+			    "{\"id\": 8193,\"ifindex\": 2,\"device\": \"bp\\\"v\\u0001\",\"irq\": 45,"
+			    "\"pid\": 1234,\"defer_hard_irqs\": 3,\"gro_flush_timeout_ns\": 40000,"
+			    "\"irq_suspend_timeout_ns\": 18446744073709551615,\"threaded\": 1}");
+	assert_string_equal(squeeze(printed(json_no_dev, &bare)),
+			    "{\"id\": 300,\"ifindex\": 7,\"irq\": null,\"pid\": null,"
+			    "\"defer_hard_irqs\": null,\"gro_flush_timeout_ns\": null,"
+			    "\"irq_suspend_timeout_ns\": null,\"threaded\": null}");
+	/* csv: the same fields as columns; an unknown device and absent attributes are empty */
+	assert_string_equal(printed(csv_header, &bare),
+			    "id,ifindex,device,irq,pid,defer_hard_irqs,gro_flush_timeout_ns,irq_suspend_timeout_ns,threaded");
+	assert_string_equal(printed(csv_row, &bare), "300,7,,,,,,,");
+	assert_string_equal(printed(csv_row, &full), "8193,2,,45,1234,3,40000,18446744073709551615,1");
 
 	/* absent attributes are "-", and so is an unknown device; ten columns with the lead */
 	{

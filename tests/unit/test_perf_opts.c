@@ -5,7 +5,7 @@
  * iodepth = iodepth; complete_min 0 = reap at least one but poll; complete_max
  * defaults to complete_min and is raised to it; rwmixread 100 is all reads.
  * Also fio's spellings, the one-line errors, ARGS splitting for --spawn-target,
- * and the target's counter lines.
+ * and the target's queue records.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,9 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "tools/common/control.h"
 #include "tools/perf/perf.h"
 
 static struct perf_opts o;
@@ -58,7 +60,7 @@ static void test_fio_defaults(void **state)
 	assert_string_equal(o.mode_text, "epoll:block");
 	assert_true(o.runtime_s == 10 && o.ramp_s == 0);
 	assert_int_equal(o.io_timeout_ms, 30000);
-	assert_int_equal(o.format, PERF_FORMAT_TABLE);
+	assert_int_equal(o.format, TOOL_FORMAT_TABLE);
 }
 
 /* The reference command, in our spelling and in fio's. */
@@ -170,7 +172,7 @@ static void test_values(void **state)
 	assert_int_equal(o.io_timeout_ms, 5000);
 	assert_true(o.hdgst && o.ddgst);
 	assert_true(o.verify);
-	assert_int_equal(o.format, PERF_FORMAT_JSON);
+	assert_int_equal(o.format, TOOL_FORMAT_JSON);
 	assert_string_equal(o.hostnqn, "nqn.h:1");
 	assert_int_equal(o.nsid, 3);
 	assert_true(o.quiet);
@@ -242,30 +244,43 @@ static void test_split(void **state)
 	assert_int_equal(perf_split_args("a b c", buf, w, 2), -EINVAL);
 }
 
-static void test_target_line(void **state)
+/* queue - one CTL_T_Q record of a target's EVIDENCE. */
+static void queue(struct ctl_msg *m, const char *peer, uint64_t commands, uint64_t reads, uint64_t writes,
+		  uint64_t r2ts, uint64_t bin, uint64_t bout, uint64_t errors, uint64_t passes, uint64_t idle)
+{
+	size_t rec = ctl_record_begin(m, CTL_T_Q);
+
+	ctl_put_text(m, CTL_T_Q_PEER, peer);
+	ctl_put_u64(m, CTL_T_Q_COMMANDS, commands);
+	ctl_put_u64(m, CTL_T_Q_READS, reads);
+	ctl_put_u64(m, CTL_T_Q_WRITES, writes);
+	ctl_put_u64(m, CTL_T_Q_R2TS, r2ts);
+	ctl_put_u64(m, CTL_T_Q_BYTES_IN, bin);
+	ctl_put_u64(m, CTL_T_Q_BYTES_OUT, bout);
+	ctl_put_u64(m, CTL_T_Q_ERRORS, errors);
+	ctl_put_u64(m, CTL_T_Q_POLL_PASSES, passes);
+	ctl_put_u64(m, CTL_T_Q_IDLE_EXITS, idle);
+	ctl_record_end(m, rec);
+}
+
+/* The target's queue records: only ours (by peer address) are summed. */
+static void test_target_queues(void **state)
 {
 	char peers[2][64] = { "127.0.0.1:40000", "127.0.0.1:40001" };
 	struct perf_target_stats st = { 0 };
+	struct ctl_msg *m = malloc(sizeof(*m));
 
-	assert_int_equal(perf_target_parse_line("queue  cntlid qid  thr peer                   state    commands",
-						peers, 2, &st), 0);
-	assert_int_equal(perf_target_parse_line("3      1      1    0   127.0.0.1:40000        live       1000       "
-						"900        100        0        5       409600      3686400        0"
-						"         2000          7",
-						peers, 2, &st), 1);
-	assert_int_equal(perf_target_parse_line("4      1      0    0   127.0.0.1:39999        live         10         "
-						"0          0        0        0            0            0        0"
-						"           10          0",
-						peers, 2, &st), 0);
-	assert_int_equal(perf_target_parse_line("5      -      2    1   127.0.0.1:40001        closed       10         "
-						"10          0        0        0            0        40960        1"
-						"           10          1",
-						peers, 2, &st), 1);
-	assert_int_equal(perf_target_parse_line("total                                            1010", peers, 2, &st),
-			 0);
+	assert_non_null(m);
+	ctl_msg_init(m, CTL_EVIDENCE);
+	ctl_put_u64(m, CTL_T_PID, 99);
+	queue(m, "127.0.0.1:40000", 1000, 900, 100, 5, 409600, 3686400, 0, 2000, 7);
+	queue(m, "127.0.0.1:39999", 10, 0, 0, 0, 0, 0, 0, 10, 0); /* someone else's */
+	queue(m, "127.0.0.1:40001", 10, 10, 0, 0, 0, 40960, 1, 10, 1);
+	assert_int_equal(perf_target_add_queues(m, peers, 2, &st), 2);
 	assert_true(st.commands == 1010 && st.reads == 910 && st.writes == 100 && st.r2ts == 5);
 	assert_true(st.bytes_in == 409600 && st.bytes_out == 3686400 + 40960 && st.errors == 1);
 	assert_true(st.poll_passes == 2010 && st.idle_exits == 8 && st.queues == 2);
+	free(m);
 }
 
 int main(void)
@@ -274,7 +289,7 @@ int main(void)
 		cmocka_unit_test(test_fio_defaults), cmocka_unit_test(test_reference), cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_complete),     cmocka_unit_test(test_rwmix),     cmocka_unit_test(test_values),
 		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_errors),    cmocka_unit_test(test_split),
-		cmocka_unit_test(test_target_line),
+		cmocka_unit_test(test_target_queues),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,7 @@ static void test_defaults(void **state)
 	assert_string_equal(o.mode_text, "epoll:block");
 	assert_int_equal(o.cpu, -1);
 	assert_int_equal(o.priority, -1);
-	assert_int_equal(o.format, PP_FORMAT_TABLE);
+	assert_int_equal(o.format, TOOL_FORMAT_TABLE);
 	assert_false(o.matrix);
 	assert_false(o.breakdown);
 	assert_int_equal(o.server_delay_us, 0);
@@ -73,7 +73,7 @@ static void test_defaults(void **state)
 
 static void test_values(void **state)
 {
-	assert_int_equal(parse("--client h --tcp --size 1k -n 5 --runs 3 --warmup 0 --cpus 1 --priority 6 "
+	assert_int_equal(parse("--client h --tcp --size 1k -n 5 --runs 3 --warmup-count 0 --cpus 1 --priority 6 "
 			       "--port 9 --format csv --breakdown --timeout 0.5 -q"),
 			 0);
 	assert_true(o.tcp);
@@ -84,7 +84,7 @@ static void test_values(void **state)
 	assert_int_equal(o.cpu, 1);
 	assert_int_equal(o.priority, 6);
 	assert_int_equal(o.port, 9);
-	assert_int_equal(o.format, PP_FORMAT_CSV);
+	assert_int_equal(o.format, TOOL_FORMAT_CSV);
 	assert_true(o.breakdown);
 	assert_float_equal(o.timeout_s, 0.5, 1e-12);
 	assert_true(o.quiet);
@@ -142,7 +142,8 @@ static void test_refusals(void **state)
 	expect_error("--client h -n 5x", "-n 5x: not a whole number");
 	expect_error("--client h --runs 0", "--runs 0: must be between 1 and 1000");
 	expect_error("--client h --runs 1001", "--runs 1001");
-	expect_error("--client h --warmup -1", "--warmup -1");
+	expect_error("--client h --warmup-count -1", "--warmup-count -1");
+	expect_error("--client h --warmup 1", "pingpong warms up by round trips: --warmup-count N");
 	expect_error("--client h --mode nope:block", "--mode nope:block");
 	expect_error("--client h --mode epoll:napi,bogus=1", "--mode epoll:napi,bogus=1");
 	expect_error("--client h --matrix --mode epoll:block", "--matrix compares a polling mode against blocking");
@@ -156,7 +157,7 @@ static void test_refusals(void **state)
 	expect_error("--client h --format xml", "--format xml: must be table, json or csv");
 	expect_error("--client h --timeout 0", "--timeout 0: must be more than 0 seconds");
 	expect_error("--client h --timeout -1", "--timeout -1: must not be negative");
-	expect_error("--client h --timeout 1e3", "--timeout 1e3: not a number of seconds");
+	expect_error("--client h --timeout 1e3", "--timeout 1e3: not a time (seconds, or with s, ms, m or h)");
 	expect_error("--client h --server-delay-us 5", "--server-delay-us is a server option");
 	expect_error("--client h --bind 1.2.3.4", "--bind is a server option");
 	expect_error("--server --tcp", "--tcp is a client option");

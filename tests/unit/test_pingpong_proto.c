@@ -162,13 +162,13 @@ static void test_refusals(void **state)
 	/* ...which a stream does not check (more may come, or the next message follows) */
 	assert_int_equal(decode_req(b, 63, false), BP_PP_OK);
 	assert_int_equal(decode_req(b, 128, false), BP_PP_OK);
-	/* a control message must be exactly the control size */
+	/* version 1's control types (3, 4) are no type now: control is tools/common/control.h */
 	memcpy(c, b, sizeof(c));
-	c[5] = BP_PP_CONTROL;
-	{
+	for (uint8_t t = 3; t <= 4; t++) {
 		struct bp_pp_hdr d;
 
-		assert_int_equal(bp_pp_hdr_decode(c, 64, 0, false, &d), BP_PP_ERR_LENGTH);
+		c[5] = t;
+		assert_int_equal(bp_pp_hdr_decode(c, 64, 0, false, &d), BP_PP_ERR_TYPE);
 	}
 	for (int e = 0; e <= BP_PP_ERR_COUNT; e++)
 		assert_non_null(bp_pp_err_text(e));
@@ -184,73 +184,6 @@ static void test_sat32(void **state)
 	assert_true(bp_pp_sat32(UINT64_MAX) == UINT32_MAX);
 }
 
-static void test_control_round_trip(void **state)
-{
-	struct bp_pp_ctl c = {
-		.cmd = BP_PP_CMD_RUN_STOP, .status = 0, .flags = BP_PP_CTL_F_TIMESTAMPS, .cpu = -1,
-		.delay_us = 200, .napi_id = 8193,
-		.stats = { .requests = 1, .dropped = 2, .interval_ns = 3, .syscalls = 4, .empty_polls = 5,
-			   .waits = 6, .wakeups = 7, .utime_us = 8, .stime_us = 9, .nvcsw = 10, .nivcsw = 11,
-			   .busy_poll_rx = 12, .net_rx = 0x1234567890abcdefull },
-	}, d;
-	uint8_t b[BP_PP_CTL_MSG_LEN];
-	uint64_t seq = 0;
-
-	snprintf(c.text, sizeof(c.text), "uring:napi,usecs=100");
-	memset(b, 0xee, sizeof(b));
-	bp_pp_ctl_encode(BP_PP_CONTROL_REPLY, 77, &c, b);
-	assert_int_equal(bp_get_le32(b + 8), BP_PP_CTL_MSG_LEN);
-	assert_int_equal(b[5], BP_PP_CONTROL_REPLY);
-	/* the body: cmd at 0, cpu at 12 (-1 as u32), the text at 128, zero-padded */
-	assert_int_equal(bp_get_le32(b + BP_PP_HDR_LEN), BP_PP_CMD_RUN_STOP);
-	assert_int_equal(bp_get_le32(b + BP_PP_HDR_LEN + 12), 0xffffffffu);
-	assert_string_equal((char *)b + BP_PP_HDR_LEN + 128, "uring:napi,usecs=100");
-	assert_int_equal(b[BP_PP_CTL_MSG_LEN - 1], 0);
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL_REPLY, &seq, &d), BP_PP_OK);
-	assert_true(seq == 77);
-	assert_int_equal(d.cmd, c.cmd);
-	assert_int_equal(d.flags, c.flags);
-	assert_int_equal(d.cpu, -1);
-	assert_int_equal(d.delay_us, 200);
-	assert_int_equal(d.napi_id, 8193);
-	assert_memory_equal(&d.stats, &c.stats, sizeof(c.stats));
-	assert_string_equal(d.text, c.text);
-	/* the request direction is another type */
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL, &seq, &d), BP_PP_ERR_TYPE);
-}
-
-static void test_control_refusals(void **state)
-{
-	struct bp_pp_ctl c = { .cmd = BP_PP_CMD_HELLO }, d;
-	uint8_t b[BP_PP_CTL_MSG_LEN];
-	uint64_t seq;
-
-	/* unknown command */
-	c.cmd = 99;
-	bp_pp_ctl_encode(BP_PP_CONTROL, 1, &c, b);
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL, &seq, &d), BP_PP_ERR_TYPE);
-	c.cmd = 0;
-	bp_pp_ctl_encode(BP_PP_CONTROL, 1, &c, b);
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL, &seq, &d), BP_PP_ERR_TYPE);
-	/* a data message where a control message belongs */
-	c.cmd = BP_PP_CMD_HELLO;
-	bp_pp_ctl_encode(BP_PP_CONTROL, 1, &c, b);
-	b[5] = BP_PP_REQUEST;
-	assert_int_equal(bp_pp_ctl_decode(b, 0, &seq, &d), BP_PP_ERR_TYPE);
-	/* garbage */
-	memset(b, 'A', sizeof(b));
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL, &seq, &d), BP_PP_ERR_MAGIC);
-	/* a text with no NUL from a peer still decodes to a terminated string */
-	bp_pp_ctl_encode(BP_PP_CONTROL, 1, &c, b);
-	memset(b + BP_PP_HDR_LEN + 128, 'x', BP_PP_CTL_TEXT_LEN);
-	assert_int_equal(bp_pp_ctl_decode(b, BP_PP_CONTROL, &seq, &d), BP_PP_OK);
-	assert_int_equal(strlen(d.text), BP_PP_CTL_TEXT_LEN - 1);
-	/* an over-long text is cut to fit, never written past the body */
-	memset(c.text, 'y', sizeof(c.text));
-	bp_pp_ctl_encode(BP_PP_CONTROL, 1, &c, b);
-	assert_int_equal(b[BP_PP_CTL_MSG_LEN - 1], 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,8 +192,6 @@ int main(void)
 		cmocka_unit_test(test_reply_fill),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_sat32),
-		cmocka_unit_test(test_control_round_trip),
-		cmocka_unit_test(test_control_refusals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,18 +108,18 @@ static void test_aggregate(void **state)
 
 static void test_sides(void **state)
 {
-	struct pp_side a = { .valid = true, .round_trips = 100, .syscalls = 400, .busy_poll_rx = 99 };
-	struct pp_side b = { .valid = true, .round_trips = 300, .syscalls = 600, .busy_poll_rx = 1 };
-	struct pp_side none = { 0 };
+	struct evidence a = { .valid = true, .transactions = 100, .syscalls = 400, .busy_poll_rx = 99 };
+	struct evidence b = { .valid = true, .transactions = 300, .syscalls = 600, .busy_poll_rx = 1 };
+	struct evidence none = { 0 };
 
-	pp_side_add(&a, &b);
-	assert_int_equal(a.round_trips, 400);
-	assert_float_equal(pp_per_rt(a.syscalls, &a), 2.5, 1e-12);
-	assert_float_equal(pp_per_rt(a.busy_poll_rx, &a), 0.25, 1e-12);
+	ev_add(&a, &b);
+	assert_int_equal(a.transactions, 400);
+	assert_float_equal(pp_per_tx(a.syscalls, &a), 2.5, 1e-12);
+	assert_float_equal(pp_per_tx(a.busy_poll_rx, &a), 0.25, 1e-12);
 	/* a side nobody reported is absent, not zero */
-	assert_true(isnan(pp_per_rt(5, &none)));
+	assert_true(isnan(pp_per_tx(5, &none)));
 	none.valid = true;
-	assert_true(isnan(pp_per_rt(5, &none))); /* valid but no round trips */
+	assert_true(isnan(pp_per_tx(5, &none))); /* valid but no round trips */
 }
 
 /* A complete sample: send at 1000, tx at 1100, rx at 9000, in hand at 9300 (ns). */

@@ -93,7 +93,7 @@ static void test_defaults(void **state)
 	assert_int_equal(d.ncpus, 0);
 	assert_int_equal(d.priority, -1);
 	assert_true(d.interval_s == 0);
-	assert_int_equal(d.format, RR_FORMAT_TABLE);
+	assert_int_equal(d.format, TOOL_FORMAT_TABLE);
 	assert_false(d.quiet);
 
 	/* A bare client gets exactly the defaults plus its host. */
@@ -136,7 +136,7 @@ static void test_client_long_options(void **state)
 	assert_int_equal(o.priority, 6);
 	assert_int_equal(o.port, 9000);
 	assert_true(o.interval_s == 0.5);
-	assert_int_equal(o.format, RR_FORMAT_JSON);
+	assert_int_equal(o.format, TOOL_FORMAT_JSON);
 	assert_true(o.quiet);
 	assert_false(o.udp);
 }
@@ -154,14 +154,14 @@ static void test_short_options(void **state)
 	assert_true(o.duration_s == 0); /* -n replaces the duration */
 	assert_true(o.interval_s == 1);
 	assert_true(o.quiet);
-	assert_int_equal(o.format, RR_FORMAT_CSV);
+	assert_int_equal(o.format, TOOL_FORMAT_CSV);
 	/* clustered short options */
 	expect_ok("--client h -qT2 -F2");
 	assert_true(o.quiet);
 	assert_int_equal(o.threads, 2);
 	expect_ok("--client h -l 3 --format table");
 	assert_true(o.duration_s == 3);
-	assert_int_equal(o.format, RR_FORMAT_TABLE);
+	assert_int_equal(o.format, TOOL_FORMAT_TABLE);
 	expect_ok("--client h -l .25");
 	assert_true(o.duration_s == 0.25);
 }
@@ -262,7 +262,17 @@ static void test_number_errors(void **state)
 	expect_error("--client h -l nan", "--duration nan");
 	expect_error("--client h -l 1.2.3", "--duration 1.2.3");
 	expect_error("--client h -l .", "--duration .");
-	expect_error("--client h -l 10s", "--duration 10s");
+	expect_error("--client h -l 10x", "--duration 10x");
+	expect_error("--client h -l s", "--duration s");
+	expect_error("--client h -l 10ss", "--duration 10ss");
+	/* fio's time units, as every seconds option takes them */
+	expect_ok("--client h -l 10s");
+	assert_true(o.duration_s == 10);
+	expect_ok("--client h -l 500ms");
+	assert_true(o.duration_s == 0.5);
+	expect_ok("--client h -l 2m");
+	assert_true(o.duration_s == 120);
+	expect_error("--client h -l 169h", "--duration 169h: at most a week");
 	expect_error("--client h -l 9999999", "--duration 9999999");
 	expect_error("--client h -n 0", "--transactions 0");
 	expect_error("--client h -n 5x", "--transactions 5x");
@@ -308,9 +318,9 @@ static void test_duration_vs_count(void **state)
 	expect_ok("--client h -l 5");
 	assert_true(o.transactions == 0);
 	assert_true(o.duration_s == 5);
-	/* the same option twice: the last one wins, no conflict */
-	expect_ok("--client h -l 5 -l 7");
-	assert_true(o.duration_s == 7);
+	/* the same option twice is refused: which one was meant? */
+	expect_error("--client h -l 5 -l 7", "--duration given twice");
+	expect_error("--client h -l 5 --duration 7", "--duration given twice");
 }
 
 static void test_role_errors(void **state)
@@ -331,7 +341,8 @@ static void test_role_errors(void **state)
 	expect_error("--server -n 5", "--transactions");
 	expect_error("--server --warmup 0", "--warmup");
 	expect_error("--server -I 1", "--interval");
-	expect_error("--server --format json", "--format");
+	/* --format is on every command (the server has nothing to print in it) */
+	expect_ok("--server --format json");
 	expect_error("--server --udp", "--udp");
 }
 

@@ -6,6 +6,7 @@
  * also checks that every json field has its csv column with the same value.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,10 +79,15 @@ static void build_result(struct rr_result *r)
 	r->server.napi_ids[0] = 8193;
 	r->server.napi_ids[1] = 8194;
 	r->server.n_napi_ids = 2;
+	/* the threads counted: the server's loop thread and its SQPOLL thread */
+	r->server.thr[0] = (struct ev_thread){ .tid = 1234, .comm = "rr-server-0", .cpu_us = 1000 };
+	r->server.thr[1] = (struct ev_thread){ .tid = 1240, .comm = "iou-sqp-1234", .cpu_us = 5000 };
+	r->server.nthr = 2;
+	r->server.helper_cpu_us = 5000;
 }
 
 /* render - r printed in format f, as a malloc'd string. */
-static char *render(const struct rr_result *r, enum rr_format f)
+static char *render(const struct rr_result *r, enum tool_format f)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -220,7 +226,7 @@ static const char py_check[] =
  */
 static int check_with_python(const struct rr_result *r, const char *exp_json, bool expect_fail)
 {
-	char *json = render(r, RR_FORMAT_JSON), *csv = render(r, RR_FORMAT_CSV);
+	char *json = render(r, TOOL_FORMAT_JSON), *csv = render(r, TOOL_FORMAT_CSV);
 	char jpath[64], cpath[64];
 	int rc;
 
@@ -236,12 +242,18 @@ static int check_with_python(const struct rr_result *r, const char *exp_json, bo
 	return rc;
 }
 
+/* Per transaction: no transactions, no figure (NaN: json null, table "-"). */
 static void test_per_tx(void **state)
 {
-	assert_true(rr_per_tx(0, 0) == 0);
-	assert_true(rr_per_tx(5, 0) == 0);
-	assert_true(rr_per_tx(3, 2) == 1.5);
-	assert_true(rr_per_tx(UINT64_MAX, 1) == (double)UINT64_MAX);
+	char buf[32];
+
+	assert_true(isnan(ev_per(0, 0)));
+	assert_true(isnan(ev_per(5, 0)));
+	assert_true(ev_per(3, 2) == 1.5);
+	assert_true(ev_per(UINT64_MAX, 1) == (double)UINT64_MAX);
+	assert_string_equal(ev_per_text(buf, sizeof(buf), NAN), "-");
+	assert_string_equal(ev_per_text(buf, sizeof(buf), 0.00025), "0.00025");
+	assert_string_equal(ev_per_text(buf, sizeof(buf), 3), "3.00");
 }
 
 static void test_json_values(void **state)
@@ -280,7 +292,8 @@ static void test_json_values(void **state)
 		 " \"client.busy_poll_rx_per_tx\": 2, \"client.napi_ids\": [],"
 		 " \"server.mode\": \"epoll:napi,usecs=64,budget=8,prefer\","
 		 " \"server.napi_ids\": [8193, 8194], \"server.syscalls_per_tx\": 2,"
-		 " \"server.interval_ns\": 10000100000,"
+		 " \"server.interval_ns\": 10000100000, \"server.helper_cpu_us\": 5000,"
+		 " \"server.cpu_threads\": \"rr-server-0(1234) + iou-sqp-1234(1240)\","
 		 " \"udp_lost\": null, \"interrupted\": false}",
 		 bp_hist_percentile(&res.hist, 50) / 1e3, bp_hist_percentile(&res.hist, 99) / 1e3,
 		 bp_hist_percentile(&res.hist, 99.99) / 1e3);
@@ -311,7 +324,7 @@ static void test_json_server_missing(void **state)
 	res.opts.transactions = 5000;
 	res.opts.duration_s = 0;
 	res.sysctl_busy_read = -1; /* unreadable */
-	/* A canonical mode longer than rr_side.mode holds: the settings keep all of it. */
+	/* A canonical mode longer than the evidence's mode holds: the settings keep all of it. */
 	snprintf(res.opts.mode_text, sizeof(res.opts.mode_text), "%s",
 		 "epoll:suspend,usecs=2147483647,budget=65535,defer=2147483647,"
 		 "gro-flush=9223372036854775807,suspend=9223372036854775807");
@@ -347,9 +360,9 @@ static void test_json_hostile_strings(void **state)
 	res.transactions = 0;
 	assert_int_equal(check_with_python(&res,
 		"{\"server.mode\": \"a\\u0001\\\"b\\\\\\n\\ufffd\u00e9\\ufffd\\ufffd\","
-		" \"latency_us\": null, \"latency_samples\": 0, \"client.syscalls_per_tx\": 0}", false), 0);
+		" \"latency_us\": null, \"latency_samples\": 0, \"client.syscalls_per_tx\": null}", false), 0);
 	{
-		char *json = render(&res, RR_FORMAT_JSON);
+		char *json = render(&res, TOOL_FORMAT_JSON);
 		char want[sizeof(res.client.mode) + 3];
 
 		/* the unterminated client mode is cut at its array, not read past it */
@@ -371,7 +384,7 @@ static void test_csv_shape(void **state)
 	int n1, n2;
 
 	build_result(&res);
-	csv = render(&res, RR_FORMAT_CSV);
+	csv = render(&res, TOOL_FORMAT_CSV);
 	n1 = csv_fields(csv, &line2);
 	n2 = csv_fields(line2, &end);
 	assert_true(n1 > 40);
@@ -393,7 +406,7 @@ static void test_csv_shape(void **state)
 	res.server.valid = false;
 	res.opts.udp = true;
 	bp_hist_init(&res.hist);
-	csv = render(&res, RR_FORMAT_CSV);
+	csv = render(&res, TOOL_FORMAT_CSV);
 	assert_int_equal(strncmp(csv, hdr_only, hlen), 0);
 	n1 = csv_fields(csv, &line2);
 	n2 = csv_fields(line2, &end);
@@ -407,7 +420,7 @@ static void test_table(void **state)
 	char *t;
 
 	build_result(&res);
-	t = render(&res, RR_FORMAT_TABLE);
+	t = render(&res, TOOL_FORMAT_TABLE);
 	assert_non_null(strstr(t, "transactions/s"));
 	assert_non_null(strstr(t, "100000.5"));
 	assert_non_null(strstr(t, "P99.99"));
@@ -427,6 +440,8 @@ static void test_table(void **state)
 	assert_null(strstr(t, "interrupted"));
 	assert_null(strstr(t, "UDP lost"));
 	assert_non_null(strstr(t, "busy_poll 50, busy_read 0"));
+	/* the output says which threads the CPU figures count */
+	assert_non_null(strstr(t, "the server's rr-server-0(1234) + iou-sqp-1234(1240)"));
 	assert_null(strchr(t, '\t')); /* the kernel string's tab is not sent to the terminal */
 	free(t);
 
@@ -435,8 +450,8 @@ static void test_table(void **state)
 	res.opts.udp = true;
 	res.udp_lost = 42;
 	res.sysctl_busy_poll = -1;
-	t = render(&res, RR_FORMAT_TABLE);
-	assert_non_null(strstr(t, "busy_poll ?, busy_read 0"));
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_non_null(strstr(t, "busy_poll ? (not readable from this network namespace), busy_read 0"));
 	assert_non_null(strstr(t, "interrupted: partial results"));
 	/* said before the figures it qualifies */
 	assert_true(strstr(t, "interrupted: partial results") < strstr(t, "transactions/s"));
@@ -454,6 +469,58 @@ static void test_table(void **state)
 	free(t);
 }
 
+/*
+ * What issue 12 made the output say: the server's own CPUs (never the client's), a
+ * failure above the figures it cut short (and in json), a busy-poll mode with no
+ * NAPI to poll, and nothing measured said as such (no table of zeros).
+ */
+static void test_truthful(void **state)
+{
+	char *t, exp[512];
+
+	build_result(&res);
+	assert_int_equal(bp_mode_parse(res.opts.mode_text, &res.opts.mode, NULL, 0), 0);
+	res.server_cpus[0] = 3;
+	res.nserver_cpus = 1;
+	snprintf(res.failed, sizeof(res.failed), "server 192.0.2.7:12867 stopped answering: no response for 5 s");
+	t = render(&res, TOOL_FORMAT_TABLE);
+	/* client 0,1 on its line, server 3 on its own */
+	assert_non_null(strstr(t, "server mode   epoll:napi,usecs=64,budget=8,prefer"));
+	assert_non_null(strstr(strstr(t, "server mode"), "3"));
+	assert_null(strstr(strstr(t, "server mode"), "0,1\n  kernel"));
+	assert_non_null(strstr(t, "failed: server 192.0.2.7:12867 stopped answering: no response for 5 s; partial results"));
+	assert_true(strstr(t, "failed: ") < strstr(t, "transactions/s"));
+	/* the client had no NAPI id in a busy-poll mode: said */
+	assert_non_null(strstr(t, "note: epoll:napi,usecs=64,budget=8 asks the kernel to busy poll NAPI"));
+	free(t);
+	snprintf(exp, sizeof(exp),
+		 "{\"settings.server_cpus\": [3], \"settings.cpus\": [0, 1],"
+		 " \"failed\": \"server 192.0.2.7:12867 stopped answering: no response for 5 s\"}");
+	assert_int_equal(check_with_python(&res, exp, false), 0);
+
+	/* flows with a NAPI id: no note */
+	res.client.napi_ids[0] = 8193;
+	res.client.n_napi_ids = 1;
+	res.failed[0] = 0;
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_null(strstr(t, "note:"));
+	assert_null(strstr(t, "failed:"));
+	free(t);
+	assert_int_equal(check_with_python(&res, "{\"failed\": null, \"note\": null}", false), 0);
+
+	/* Ctrl-C in the warm-up: no figures, no zeros */
+	res.client.valid = false;
+	res.server.valid = false;
+	res.interrupted = true;
+	res.transactions = 0;
+	res.seconds = 0;
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_non_null(strstr(t, "interrupted before anything was measured"));
+	assert_null(strstr(t, "transactions/s"));
+	assert_null(strstr(t, "syscalls/tx"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_json_hostile_strings),
 		cmocka_unit_test(test_csv_shape),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_truthful),
 	};
 
 	return bpt_unit_exit(cmocka_run_group_tests(tests, NULL, NULL));

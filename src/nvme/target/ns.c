@@ -385,9 +385,13 @@ static int file_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec)
 	}
 	if ((ret = choose_block_size(ns, spec, need)))
 		return ret;
-	ns->size &= ~(((uint64_t)1 << ns->lba_shift) - 1);
 	if (!ns->size)
 		return open_fail(ns, -EINVAL, "--ns file:%s: empty; add ,size=SIZE", spec->path);
+	/* never rounded down in silence: the last bytes could not be reached */
+	if (ns->size & ((1ull << ns->lba_shift) - 1))
+		return open_fail(ns, -EINVAL, "--ns file:%s: its %llu bytes are not a whole number of %u-byte blocks "
+				 "(what the device needs); give size= a multiple of %u", spec->path,
+				 (unsigned long long)ns->size, 1u << ns->lba_shift, 1u << ns->lba_shift);
 	if (!ns->blockdev && !ns->readonly)
 		probe_fallocate(ns, (uint64_t)sb.st_size);
 	if (ns->readonly) {

@@ -223,9 +223,9 @@ static int listen_on_loop(struct bp_loop *loop, void *arg)
 		return bp_set_last_error(ret, "--listen %s: the port is in use (another target? pick another port)",
 					 addr);
 	if (ret) {
+		/* a copy: bp_last_error() is the buffer bp_set_last_error writes (it garbled the line) */
 		char why[256];
 
-		/* a copy: the message is written into the buffer bp_last_error() returns */
 		snprintf(why, sizeof(why), "%s", bp_last_error());
 		return bp_set_last_error(ret, "--listen %s: %s", addr, why);
 	}

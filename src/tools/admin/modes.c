@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll modes [--format table|json] [--check MODE | --features]
+ * busypoll modes [--format table|json|csv] [--check MODE | --features]
  *
  * Lists every wait-mode family with its keys, defaults and a status probed right now
  * (bp_mode_check on the family's default mode), or checks one mode for a script:
- * exit 0 and its canonical text when usable, exit 2 and one line on stderr when not,
- * or lists the optional kernel features the backends use where they can (bp_features).
+ * exit 0 and its canonical text when usable, exit 2 and one line on stderr when not.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,11 +14,12 @@
 #include <busypoll/mode.h>
 
 #include "tools/common/commands.h"
+#include "tools/common/common_opts.h"
+#include "tools/common/emit.h"
+#include "tools/common/options.h"
 
 #define SUB "modes"
 #define MAX_FAMILIES 16 /* bp_mode_table has 10 */
-
-enum out_format { OUT_TABLE, OUT_JSON };
 
 struct family_status {
 	const struct bp_mode_info *info;
@@ -28,25 +28,6 @@ struct family_status {
 	int big_budget;   /* epoll:napi only: 1 budget>64 allowed, 0 not, -1 not applicable */
 	char big_budget_reason[256];
 };
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: busypoll modes [--format table|json] [--check MODE | --features]\n"
-		"\n"
-		"List every wait mode family: its keys with their defaults, what it does, and\n"
-		"whether this kernel and process can use it right now (probed, not assumed).\n"
-		"\n"
-		"  --format table|json  output format (default table)\n"
-		"  --check MODE         parse and check one mode, e.g. epoll:napi,usecs=50,prefer;\n"
-		"                       prints its canonical form and 'ok' (exit 0), or the reason\n"
-		"                       it is unusable on stderr (exit 2)\n"
-		"  --features           the optional kernel features the backends use where this\n"
-		"                       kernel has them (probed now; BP_URING_FEATURES turns them off)\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"MODE is BACKEND:POLICY[,key=value|flag...], e.g. uring:napi,usecs=100,tracking=static\n");
-}
 
 /* The family's default mode, probed; fills st. */
 static void probe_family(const struct bp_mode_info *info, struct family_status *st)
@@ -67,22 +48,6 @@ static void probe_family(const struct bp_mode_info *info, struct family_status *
 		st->big_budget = bp_mode_check(&m, st->big_budget_reason,
 					       sizeof(st->big_budget_reason)) == 0;
 	}
-}
-
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
 }
 
 static void status_text(const struct family_status *st, char *buf, size_t len)
@@ -119,36 +84,57 @@ static void print_table(FILE *out, const struct family_status *st, size_t n)
 			st[i].info->keys[0] ? st[i].info->keys : "-", wstat, status[i], st[i].info->summary);
 }
 
-static void print_json(FILE *out, const struct family_status *st, size_t n)
+/* emit_family - one family as a json object or a csv row (every row the same columns). */
+static void emit_family(struct emit *e, const struct family_status *st)
 {
-	fprintf(out, "{\n  \"modes\": [\n");
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "    {\"name\": ");
-		json_string(out, st[i].info->name);
-		fprintf(out, ", \"keys\": ");
-		json_string(out, st[i].info->keys);
-		fprintf(out, ", \"default\": ");
-		json_string(out, st[i].canonical);
-		fprintf(out, ", \"summary\": ");
-		json_string(out, st[i].info->summary);
-		fprintf(out, ", \"ok\": %s, \"reason\": ", st[i].reason[0] ? "false" : "true");
-		if (st[i].reason[0])
-			json_string(out, st[i].reason);
-		else
-			fprintf(out, "null");
-		if (st[i].big_budget >= 0) {
-			fprintf(out, ", \"budget_over_64\": %s", st[i].big_budget ? "true" : "false");
-			if (!st[i].big_budget) {
-				fprintf(out, ", \"budget_over_64_reason\": ");
-				json_string(out, st[i].big_budget_reason);
-			}
-		}
-		fprintf(out, "}%s\n", i + 1 < n ? "," : "");
-	}
-	fprintf(out, "  ]\n}\n");
+	em_begin(e, NULL, false);
+	em_string(e, "name", st->info->name, 64);
+	em_string(e, "keys", st->info->keys, 256);
+	em_string(e, "default", st->canonical, sizeof(st->canonical));
+	em_string(e, "summary", st->info->summary, 512);
+	em_bool(e, "ok", !st->reason[0]);
+	if (st->reason[0])
+		em_string(e, "reason", st->reason, sizeof(st->reason));
+	else
+		em_null(e, "reason");
+	if (st->big_budget >= 0)
+		em_bool(e, "budget_over_64", st->big_budget);
+	else
+		em_null(e, "budget_over_64");
+	if (st->big_budget == 0)
+		em_string(e, "budget_over_64_reason", st->big_budget_reason, sizeof(st->big_budget_reason));
+	else
+		em_null(e, "budget_over_64_reason");
+	em_end(e);
 }
 
-static int list_modes(enum out_format fmt)
+static void print_json(FILE *out, const struct family_status *st, size_t n)
+{
+	struct emit e = { .kind = EMIT_JSON, .out = out };
+
+	em_begin(&e, NULL, false);
+	em_array_begin(&e, "modes");
+	for (size_t i = 0; i < n; i++)
+		emit_family(&e, &st[i]);
+	em_array_end(&e);
+	em_end(&e);
+	fputc('\n', out);
+}
+
+static void print_csv(FILE *out, const struct family_status *st, size_t n)
+{
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+
+	emit_family(&e, &st[0]);
+	fputc('\n', out);
+	for (size_t i = 0; i < n; i++) {
+		e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
+		emit_family(&e, &st[i]);
+		fputc('\n', out);
+	}
+}
+
+static int list_modes(enum tool_format fmt)
 {
 	size_t n;
 	const struct bp_mode_info *tab = bp_mode_table(&n);
@@ -158,48 +144,43 @@ static int list_modes(enum out_format fmt)
 		n = MAX_FAMILIES;
 	for (size_t i = 0; i < n; i++)
 		probe_family(&tab[i], &st[i]);
-	if (fmt == OUT_JSON)
+	if (fmt == TOOL_FORMAT_JSON)
 		print_json(stdout, st, n);
+	else if (fmt == TOOL_FORMAT_CSV)
+		print_csv(stdout, st, n);
 	else
 		print_table(stdout, st, n);
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
 }
 
-static int check_one(const char *text, enum out_format fmt)
+/* walk_ok - {"mode": canonical, "ok": true}. */
+static void walk_ok(struct emit *e, const void *canon)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "mode", canon, 160);
+	em_bool(e, "ok", true);
+	em_end(e);
+}
+
+static int check_one(const char *text, enum tool_format fmt)
 {
 	struct bp_mode m;
 	char err[256], canon[160];
 
 	if (bp_mode_parse(text, &m, err, sizeof(err)) || bp_mode_check(&m, err, sizeof(err))) {
-		bp_tool_error(SUB, "%s", err);
+		/* named by the option; the reason may start with the mode already */
+		if (!strncmp(err, text, strlen(text)))
+			bp_tool_error(SUB, "--check %s", err);
+		else
+			bp_tool_error(SUB, "--check %s: %s", text, err);
 		return BP_EXIT_USAGE;
 	}
 	bp_mode_format(&m, canon, sizeof(canon));
-	if (fmt == OUT_JSON) {
-		printf("{\"mode\": ");
-		json_string(stdout, canon);
-		printf(", \"ok\": true}\n");
-	} else {
+	if (fmt == TOOL_FORMAT_TABLE)
 		printf("%s ok\n", canon);
-	}
+	else
+		emit_one(stdout, fmt == TOOL_FORMAT_CSV, walk_ok, canon);
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
-}
-
-/* "--opt VALUE" or "--opt=VALUE": returns the value and advances *i, or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, bool *matched)
-{
-	size_t len = strlen(opt);
-	const char *a = argv[*i];
-
-	*matched = false;
-	if (strncmp(a, opt, len) || (a[len] && a[len] != '='))
-		return NULL;
-	*matched = true;
-	if (a[len] == '=')
-		return a + len + 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
 }
 
 #define MAX_FEATURES 16
@@ -226,12 +207,26 @@ static void feature_status(const struct bp_feature *f, char *buf, size_t len)
 	}
 }
 
-static int list_features(enum out_format fmt)
+/* emit_feature - one feature as a json object or a csv row. */
+static void emit_feature(struct emit *e, const struct bp_feature *f, const char *status)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "backend", f->backend, 64);
+	em_string(e, "name", f->name, 64);
+	em_string(e, "needs", f->needs, 128);
+	em_string(e, "summary", f->summary, 512);
+	em_bool(e, "in_use", !f->status);
+	em_string(e, "status", status, 96);
+	em_end(e);
+}
+
+static int list_features(enum tool_format fmt)
 {
 	struct bp_feature f[MAX_FEATURES];
 	char status[MAX_FEATURES][96];
 	size_t n = bp_features(f, MAX_FEATURES);
 	int wname = 7, wstat = 6, wneeds = 5;
+	struct emit e = { .out = stdout };
 
 	if (n > MAX_FEATURES)
 		n = MAX_FEATURES;
@@ -244,22 +239,26 @@ static int list_features(enum out_format fmt)
 		if ((int)strlen(f[i].needs) > wneeds)
 			wneeds = (int)strlen(f[i].needs);
 	}
-	if (fmt == OUT_JSON) {
-		printf("{\n  \"features\": [\n");
+	if (fmt == TOOL_FORMAT_JSON) {
+		e.kind = EMIT_JSON;
+		em_begin(&e, NULL, false);
+		em_array_begin(&e, "features");
+		for (size_t i = 0; i < n; i++)
+			emit_feature(&e, &f[i], status[i]);
+		em_array_end(&e);
+		em_end(&e);
+		fputc('\n', stdout);
+	} else if (fmt == TOOL_FORMAT_CSV) {
+		static const struct bp_feature none = { .backend = "", .name = "", .needs = "", .summary = "" };
+
+		e.kind = EMIT_CSV_HEADER;
+		emit_feature(&e, n ? &f[0] : &none, ""); /* the columns never depend on the values */
+		fputc('\n', stdout);
 		for (size_t i = 0; i < n; i++) {
-			printf("    {\"backend\": ");
-			json_string(stdout, f[i].backend);
-			printf(", \"name\": ");
-			json_string(stdout, f[i].name);
-			printf(", \"needs\": ");
-			json_string(stdout, f[i].needs);
-			printf(", \"summary\": ");
-			json_string(stdout, f[i].summary);
-			printf(", \"in_use\": %s, \"status\": ", f[i].status ? "false" : "true");
-			json_string(stdout, status[i]);
-			printf("}%s\n", i + 1 < n ? "," : "");
+			e = (struct emit){ .kind = EMIT_CSV_ROW, .out = stdout };
+			emit_feature(&e, &f[i], status[i]);
+			fputc('\n', stdout);
 		}
-		printf("  ]\n}\n");
 	} else {
 		printf("%-*s  %-*s  %-*s  %s\n", wname, "FEATURE", wstat, "STATUS", wneeds, "NEEDS", "SUMMARY");
 		for (size_t i = 0; i < n; i++) {
@@ -273,57 +272,64 @@ static int list_features(enum out_format fmt)
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
 }
 
+struct modes_cli {
+	TOOL_COMMON;              /* quiet, format */
+	char check[512];          /* --check MODE, "" none */
+	bool features;            /* --features */
+};
+
+static int modes_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	const struct modes_cli *c = base;
+
+	(void)seen;
+	if (c->check[0] && c->features)
+		return tool_fail(err, errlen, "--check and --features do not go together; run one, then the other");
+	return 0;
+}
+
+static const struct opt_spec modes_specs[] = {
+	{ .name = "check", .kind = OPT_TEXT, OPT_FIELD(struct modes_cli, check), .arg = "MODE",
+	  .help = "parse and check one mode, e.g. epoll:napi,usecs=50,prefer;\nprints its canonical form and 'ok' "
+		  "(exit 0), or the reason\nit is unusable on stderr (exit 2)" },
+	{ .name = "features", .kind = OPT_FLAG, OPT_FIELD(struct modes_cli, features),
+	  .help = "the optional kernel features the backends use where this kernel has them (probed now; "
+		  "BP_URING_FEATURES turns them off)" },
+};
+
+static const struct opt_table modes_table = OPT_TABLE(modes_specs, modes_check);
+
+static const struct opt_cmd modes_cmd = {
+	.name = "modes",
+	.usage = "usage: busypoll modes [--format table|json|csv] [--check MODE | --features]\n"
+		 "\n"
+		 "List every wait mode family: its keys with their defaults, what it does, and\n"
+		 "whether this kernel and process can use it right now (probed, not assumed).\n\n",
+	.epilog = "\nMODE is BACKEND:POLICY[,key=value|flag...],\n"
+		  "e.g. uring:napi,usecs=100,tracking=static\n"
+		  "\nExit status: 0 done (--check: the mode is usable here), 2 bad input or, with\n"
+		  "--check, a mode that is malformed or unusable here.\n",
+};
+
 int cmd_modes(int argc, char **argv)
 {
-	enum out_format fmt = OUT_TABLE;
-	const char *check = NULL;
-	bool features = false;
+	struct modes_cli c;
+	const struct opt_layer layers[] = {
+		{ &tool_common_table, &c.common },
+		{ &modes_table, &c },
+	};
+	char err[512];
+	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		bool matched;
-
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return BP_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--features")) {
-			features = true;
-			continue;
-		}
-		v = opt_value(argc, argv, &i, "--format", &matched);
-		if (matched) {
-			if (v && !strcmp(v, "table")) {
-				fmt = OUT_TABLE;
-			} else if (v && !strcmp(v, "json")) {
-				fmt = OUT_JSON;
-			} else {
-				bp_tool_error(SUB, "--format needs table or json%s%s%s", v ? ", not '" : "",
-					      v ? v : "", v ? "'" : "");
-				return BP_EXIT_USAGE;
-			}
-			continue;
-		}
-		v = opt_value(argc, argv, &i, "--check", &matched);
-		if (matched) {
-			if (!v) {
-				bp_tool_error(SUB, "--check needs a MODE, e.g. --check epoll:napi");
-				return BP_EXIT_USAGE;
-			}
-			check = v;
-			continue;
-		}
-		if (argv[i][0] == '-')
-			bp_tool_error(SUB, "unknown option '%s'; run 'busypoll modes --help'", argv[i]);
-		else
-			bp_tool_error(SUB, "unexpected argument '%s'; run 'busypoll modes --help'", argv[i]);
+	memset(&c, 0, sizeof(c));
+	rc = opt_parse(&modes_cmd, layers, 2, argc, argv, NULL, err, sizeof(err));
+	if (rc == 1)
+		return BP_EXIT_OK;
+	if (rc) {
+		bp_tool_error(SUB, "%s", err);
 		return BP_EXIT_USAGE;
 	}
-	if (check && features) {
-		bp_tool_error(SUB, "--check and --features do not go together; run one, then the other");
-		return BP_EXIT_USAGE;
-	}
-	if (features)
-		return list_features(fmt);
-	return check ? check_one(check, fmt) : list_modes(fmt);
+	if (c.features)
+		return list_features(c.format);
+	return c.check[0] ? check_one(c.check, c.format) : list_modes(c.format);
 }

@@ -10,12 +10,11 @@
  * `status` enters each namespace in turn (this thread only, then back) to read
  * the device's state and its NAPIs' settings over netlink.
  *
- * Exit: 0; 1 when building, reading or removing fails (or the bed is missing or
- * already there); 2 for bad input and when not root.
+ * Exit: 0; 1 when building, reading or removing fails; 2 for bad input (the bed
+ * named is missing, or already there) and when not root.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/ethtool.h>
@@ -38,6 +37,7 @@
 #include "tools/common/commands.h"
 #include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
+#include "tools/common/common_opts.h"
 #include "tools/common/options.h"
 
 #define SUB "testbed"
@@ -48,121 +48,101 @@
 enum tb_action { TB_UP, TB_DOWN, TB_STATUS };
 
 struct tb_cli {
+	TOOL_COMMON;              /* quiet, format */
 	enum tb_action act;
-	const char *name;
+	char name[BP_TESTBED_NAME_MAX + 1];
 	int queues;
-	bool queues_given;
 	bool threaded;
-	bool json;
 };
 
-static void usage(FILE *out)
+/* ---- command line ---- */
+
+static int parse_name(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
 {
-	fprintf(out,
-		"usage: busypoll testbed up|down|status [options]\n"
-		"\n"
-		"A test bed where kernel busy polling really engages (loopback has no NAPI):\n"
-		"two network namespaces, bp-NAME-a and bp-NAME-b, joined by a veth pair with\n"
-		"GRO on, so each receive queue has a NAPI instance. Addresses come from a\n"
-		"private /30 that exists only inside the two namespaces. Needs root.\n"
-		"\n"
-		"  up                   build it; refuses if either namespace exists already\n"
-		"  down                 remove exactly the two namespaces `up` made\n"
-		"  status               both ends: namespace, device, address, NAPI ids and each\n"
-		"                       NAPI's settings, and how to run rr across it\n"
-		"\n"
-		"  --name N             the bed's name (default %s): 1..%d of A-Z a-z 0-9 _ -\n"
-		"  --queues N           up: receive/transmit queues (= NAPIs) per end, 1..%d (default 1);\n"
-		"                       tx queue i sends what came in on rx queue i (XPS)\n"
-		"  --threaded           up: threaded NAPI on both ends\n"
-		"  --format table|json  output format (default table)\n"
-		"  -h, --help           this text\n",
-		DEFAULT_NAME, BP_TESTBED_NAME_MAX, BP_TESTBED_MAX_QUEUES);
+	struct tb_cli *c = base;
+
+	/* checked here, before anything is touched (the library checks it again) */
+	if (!*v || strlen(v) > BP_TESTBED_NAME_MAX || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+								"0123456789_-") != strlen(v))
+		return tool_fail(err, errlen, "%s '%s': 1..%d characters of A-Z a-z 0-9 _ -", name, v,
+				 BP_TESTBED_NAME_MAX);
+	snprintf(c->name, sizeof(c->name), "%s", v);
+	return 0;
 }
 
-/* ---- command line ---- */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const struct opt_spec tb_specs[] = {
+	{ .name = "name", .kind = OPT_CUSTOM, .parse = parse_name, .arg = "N",
+	  .help = "the bed's name: 1.." STR(BP_TESTBED_NAME_MAX) " of A-Z a-z 0-9 _ -", .dflt = DEFAULT_NAME },
+	{ .name = "queues", .kind = OPT_INT, OPT_FIELD(struct tb_cli, queues), .lo = 1, .hi = BP_TESTBED_MAX_QUEUES,
+	  .arg = "N", .help = "up: receive/transmit queues (= NAPIs) per end, 1.." STR(BP_TESTBED_MAX_QUEUES)
+			      ";\ntx queue i sends what came in on rx queue i (XPS)",
+	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "threaded", .kind = OPT_FLAG, OPT_FIELD(struct tb_cli, threaded),
+	  .help = "up: threaded NAPI on both ends" },
+};
+
+/* tb_check - the action, and the options only up takes. */
+static int tb_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	struct tb_cli *c = base;
+
+	if (seen->npos < 1)
+		return tool_fail(err, errlen, "up, down or status? see busypoll testbed --help");
+	if (!strcmp(seen->pos[0], "up"))
+		c->act = TB_UP;
+	else if (!strcmp(seen->pos[0], "down"))
+		c->act = TB_DOWN;
+	else if (!strcmp(seen->pos[0], "status"))
+		c->act = TB_STATUS;
+	else
+		return tool_fail(err, errlen, "unknown action '%s' (up, down or status)", seen->pos[0]);
+	if (seen->npos > 1)
+		return tool_fail(err, errlen, "unexpected argument '%s' (a name goes with --name)", seen->pos[1]);
+	if (c->act != TB_UP && (opt_given(seen, "queues") || c->threaded))
+		return tool_fail(err, errlen, "%s only applies to up (status shows what up made)",
+				 opt_given(seen, "queues") ? "--queues" : "--threaded");
+	return 0;
+}
+
+static const struct opt_table tb_table = OPT_TABLE(tb_specs, tb_check);
+
+static const struct opt_cmd tb_cmd = {
+	.name = "testbed",
+	.usage = "usage: busypoll testbed up|down|status [options]\n"
+		 "\n"
+		 "A test bed where kernel busy polling really engages (loopback has no NAPI):\n"
+		 "two network namespaces, bp-NAME-a and bp-NAME-b, joined by a veth pair with\n"
+		 "GRO on, so each receive queue has a NAPI instance. Addresses come from a\n"
+		 "private /30 that exists only inside the two namespaces. Needs root.\n"
+		 "\n"
+		 "  up                   build it; refuses if either namespace exists already\n"
+		 "  down                 remove exactly the two namespaces `up` made\n"
+		 "  status               both ends: namespace, device, address, NAPI ids and each\n"
+		 "                       NAPI's settings, and how to run rr across it\n\n",
+	.epilog = "\nA bed whose `testbed up` was killed half way, or a `busypoll compare` bed whose\n"
+		  "process is gone, is removed by the next `testbed` command (said on stderr).\n"
+		  "\nExit status: 0 done, 1 the kernel refused or failed, 2 bad input (an option, a\n"
+		  "bed that exists already or does not exist, not root), 130 interrupted.\n",
+	.max_positional = 2,
+	.options_after_positional = true,
+};
 
 /* Returns 0, 1 after --help, or -EINVAL with one line in err. */
 static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t errlen)
 {
-	enum { OPT_NAME = 256, OPT_QUEUES, OPT_THREADED, OPT_FORMAT };
-	static const struct option opts[] = {
-		{ "name", required_argument, NULL, OPT_NAME },
-		{ "queues", required_argument, NULL, OPT_QUEUES },
-		{ "threaded", no_argument, NULL, OPT_THREADED },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	const struct opt_layer layers[] = {
+		{ &tool_common_table, &c->common },
+		{ &tb_table, c },
 	};
-	int opt;
 
 	memset(c, 0, sizeof(*c));
-	c->name = DEFAULT_NAME;
+	snprintf(c->name, sizeof(c->name), "%s", DEFAULT_NAME);
 	c->queues = 1;
-	optind = 0; /* GNU: full re-initialisation */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		uint64_t v;
-		bool neg;
-
-		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 1;
-		case OPT_NAME:
-			/* the library checks the characters; length and emptiness read better here */
-			if (!*optarg || strlen(optarg) > BP_TESTBED_NAME_MAX)
-				return tool_fail(err, errlen, "--name '%s': 1..%d characters of A-Z a-z "
-						   "0-9 _ -", optarg, BP_TESTBED_NAME_MAX);
-			c->name = optarg;
-			break;
-		case OPT_QUEUES:
-			if (tool_parse_u64(optarg, &v, &neg) || v < 1 || v > BP_TESTBED_MAX_QUEUES)
-				return tool_fail(err, errlen, "--queues %s: must be between 1 and %d",
-						   optarg, BP_TESTBED_MAX_QUEUES);
-			c->queues = (int)v;
-			c->queues_given = true;
-			break;
-		case OPT_THREADED:
-			c->threaded = true;
-			break;
-		case OPT_FORMAT: {
-			static const char *const formats[] = { "table", "json", NULL };
-			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
-
-			if (f < 0)
-				return f;
-			c->json = f == 1;
-			break;
-		}
-		case ':': {
-			char name[64];
-
-			tool_bad_option_name(argc, argv, opts, name, sizeof(name));
-			return tool_fail(err, errlen, "%s needs a value", name);
-		}
-		default:
-			return tool_option_refused("testbed", argc, argv, opts, err, errlen);
-		}
-	}
-	if (optind >= argc)
-		return tool_fail(err, errlen, "up, down or status? see busypoll testbed --help");
-	if (!strcmp(argv[optind], "up"))
-		c->act = TB_UP;
-	else if (!strcmp(argv[optind], "down"))
-		c->act = TB_DOWN;
-	else if (!strcmp(argv[optind], "status"))
-		c->act = TB_STATUS;
-	else
-		return tool_fail(err, errlen, "unknown action '%s' (up, down or status)",
-				   argv[optind]);
-	if (optind + 1 < argc)
-		return tool_fail(err, errlen, "unexpected argument '%s' (a name goes with --name)",
-				   argv[optind + 1]);
-	if (c->act != TB_UP && (c->queues_given || c->threaded))
-		return tool_fail(err, errlen, "%s only applies to up (status shows what up made)",
-				   c->queues_given ? "--queues" : "--threaded");
-	return 0;
+	return opt_parse(&tb_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }
 
 /* ---- reading a bed ---- */
@@ -327,46 +307,90 @@ static void print_table(FILE *out, const struct bp_testbed *tb, const struct end
 	fprintf(out, "tune a NAPI:  %s\nremove it:    %s\n", cm->tune, cm->down);
 }
 
-static void json_str_member(FILE *out, const char *key, const char *v, bool comma)
+/* em_end_record - one end of the bed (side a or b) as a json object or a csv row. */
+static void em_end_record(struct emit *e, const struct bp_testbed *tb, const struct end_state *st, int i)
 {
-	fprintf(out, "%s\"%s\": ", comma ? ", " : "", key);
-	json_string(out, v, PATH_MAX + 256);
+	char side[2] = { (char)('a' + i), '\0' };
+
+	em_begin(e, NULL, false);
+	em_string(e, "bed", tb->name, sizeof(tb->name));
+	em_string(e, "side", side, sizeof(side));
+	em_string(e, "netns", tb->ns[i], sizeof(tb->ns[i]));
+	em_string(e, "device", tb->dev[i], sizeof(tb->dev[i]));
+	em_string(e, "address", tb->addr[i], sizeof(tb->addr[i]));
+	em_u64(e, "ifindex", tb->ifindex[i]);
+	if (st->gro < 0)
+		em_null(e, "gro");
+	else
+		em_bool(e, "gro", st->gro);
+	if (st->up < 0)
+		em_null(e, "up");
+	else
+		em_bool(e, "up", st->up);
+	if (e->kind == EMIT_JSON) {
+		em_array_begin(e, "napi");
+		for (int j = 0; j < st->nnapi; j++) {
+			em_begin(e, NULL, false);
+			napi_emit(e, &st->napi[j], NULL);
+			em_end(e);
+		}
+		em_array_end(e);
+	} else {
+		int64_t ids[BP_TESTBED_MAX_QUEUES];
+
+		for (int j = 0; j < st->nnapi; j++)
+			ids[j] = st->napi[j].id;
+		em_list(e, "napi_ids", ids, (size_t)st->nnapi);
+	}
+	{
+		int64_t rxq[BP_TESTBED_MAX_QUEUES];
+		size_t n = st->nxps > 0 ? (size_t)st->nxps : 0;
+
+		/* the rx queue each tx queue sends for (XPS); -1 any */
+		for (size_t j = 0; j < n; j++)
+			rxq[j] = st->xps[j];
+		em_list(e, "xps_rxqs", rxq, n);
+	}
+	em_end(e);
 }
 
+/* print_json - the bed, its two ends with their NAPIs, and the commands to use it. */
 static void print_json(FILE *out, const struct bp_testbed *tb, const struct end_state st[2],
 		       const struct commands *cm)
 {
-	fputc('{', out);
-	json_str_member(out, "name", tb->name, false);
-	fprintf(out, ", \"queues\": %d, \"threaded\": %s, \"prefix_len\": %d,\n \"ends\": [",
-		tb->queues, tb->threaded ? "true" : "false", BP_TESTBED_PREFIX_LEN);
-	for (int i = 0; i < 2; i++) {
-		char side[2] = { (char)('a' + i), '\0' };
+	struct emit e = { .kind = EMIT_JSON, .out = out };
 
-		fprintf(out, "%s\n  {", i ? "," : "");
-		json_str_member(out, "side", side, false);
-		json_str_member(out, "netns", tb->ns[i], true);
-		json_str_member(out, "device", tb->dev[i], true);
-		json_str_member(out, "address", tb->addr[i], true);
-		fprintf(out, ", \"ifindex\": %" PRIu32 ", \"gro\": %s, \"up\": %s, \"napi\": [",
-			tb->ifindex[i], st[i].gro < 0 ? "null" : tristate(st[i].gro, "true", "false"),
-			st[i].up < 0 ? "null" : tristate(st[i].up, "true", "false"));
-		for (int j = 0; j < st[i].nnapi; j++) {
-			fprintf(out, "%s\n    {", j ? "," : "");
-			napi_json_members(out, &st[i].napi[j], NULL);
-			fputc('}', out);
-		}
-		fprintf(out, "], \"xps_rxqs\": [");
-		for (int j = 0; j < st[i].nxps; j++)
-			fprintf(out, "%s%d", j ? ", " : "", st[i].xps[j]);
-		fprintf(out, "]}");
+	em_begin(&e, NULL, false);
+	em_string(&e, "name", tb->name, sizeof(tb->name));
+	em_int(&e, "queues", tb->queues);
+	em_bool(&e, "threaded", tb->threaded);
+	em_int(&e, "prefix_len", BP_TESTBED_PREFIX_LEN);
+	em_array_begin(&e, "ends");
+	for (int i = 0; i < 2; i++)
+		em_end_record(&e, tb, &st[i], i);
+	em_array_end(&e);
+	em_begin(&e, "commands", false);
+	em_string(&e, "server", cm->server, sizeof(cm->server));
+	em_string(&e, "client", cm->client, sizeof(cm->client));
+	em_string(&e, "tune", cm->tune, sizeof(cm->tune));
+	em_string(&e, "down", cm->down, sizeof(cm->down));
+	em_end(&e);
+	em_end(&e);
+	fputc('\n', out);
+}
+
+/* print_csv - a header and one row per end (its NAPI ids as one field). */
+static void print_csv(FILE *out, const struct bp_testbed *tb, const struct end_state st[2])
+{
+	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
+
+	em_end_record(&e, tb, &st[0], 0);
+	fputc('\n', out);
+	for (int i = 0; i < 2; i++) {
+		e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
+		em_end_record(&e, tb, &st[i], i);
+		fputc('\n', out);
 	}
-	fprintf(out, "],\n \"commands\": {");
-	json_str_member(out, "server", cm->server, false);
-	json_str_member(out, "client", cm->client, true);
-	json_str_member(out, "tune", cm->tune, true);
-	json_str_member(out, "down", cm->down, true);
-	fprintf(out, "}}\n");
 }
 
 /* ---- actions ---- */
@@ -377,7 +401,7 @@ static int exit_for(int err)
 	return err == -EPERM || err == -EACCES || err == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 }
 
-static int show(const struct bp_testbed *tb, bool json)
+static int show(const struct bp_testbed *tb, enum tool_format format)
 {
 	struct end_state st[2];
 	struct commands cm;
@@ -390,8 +414,10 @@ static int show(const struct bp_testbed *tb, bool json)
 			return exit_for(rc);
 		}
 	make_commands(tb, st[1].nnapi ? st[1].napi[0].id : 0, &cm);
-	if (json)
+	if (format == TOOL_FORMAT_JSON)
 		print_json(stdout, tb, st, &cm);
+	else if (format == TOOL_FORMAT_CSV)
+		print_csv(stdout, tb, st);
 	else
 		print_table(stdout, tb, st, &cm);
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
@@ -441,7 +467,14 @@ static int do_up(const struct tb_cli *c)
 	int rc;
 
 	block_signals(true, &old);
+	/* who builds it, until it is built: a SIGKILL half way leaves a bed the next testbed removes */
+	if ((rc = bp_testbed_mark_building(c->name, true)) != 0) {
+		block_signals(false, &old);
+		bp_tool_error(SUB, "%s", bp_last_error());
+		return BP_EXIT_FAIL;
+	}
 	rc = bp_testbed_up(&tb, c->name, c->queues, c->threaded);
+	bp_testbed_mark_building(c->name, false);
 	if (signal_pending()) {
 		/* the user asked to stop: leave nothing behind, then die as asked */
 		if (!rc)
@@ -453,15 +486,15 @@ static int do_up(const struct tb_cli *c)
 	if (rc == -EEXIST) {
 		bp_tool_error(SUB, "test bed '%s' already exists; `busypoll testbed down%s` removes it",
 			      c->name, name_opt(c->name, nopt, sizeof(nopt)));
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
 		return exit_for(rc);
 	}
-	if (!c->json)
+	if (c->format == TOOL_FORMAT_TABLE)
 		printf("test bed '%s' is up\n\n", tb.name);
-	return show(&tb, c->json);
+	return show(&tb, c->format);
 }
 
 static int do_status(const struct tb_cli *c)
@@ -478,13 +511,13 @@ static int do_status(const struct tb_cli *c)
 		else
 			bp_tool_error(SUB, "no test bed '%s'; `busypoll testbed up%s` builds it", c->name,
 				      nopt);
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
 		return exit_for(rc);
 	}
-	return show(&tb, c->json);
+	return show(&tb, c->format);
 }
 
 /* pids whose network namespace is the one named ns (best effort; main threads only). */
@@ -536,6 +569,15 @@ static void warn_users(const struct bp_testbed *tb)
 	}
 }
 
+/* walk_removed - {"name": the bed, "removed": true}. */
+static void walk_removed(struct emit *e, const void *name)
+{
+	em_begin(e, NULL, false);
+	em_string(e, "name", name, BP_TESTBED_NAME_MAX + 1);
+	em_bool(e, "removed", true);
+	em_end(e);
+}
+
 static int do_down(const struct tb_cli *c)
 {
 	struct bp_testbed tb;
@@ -552,20 +594,27 @@ static int do_down(const struct tb_cli *c)
 	block_signals(false, &old);
 	if (rc == -ENOENT) {
 		bp_tool_error(SUB, "no test bed '%s'; nothing to remove", c->name);
-		return BP_EXIT_FAIL;
+		return BP_EXIT_USAGE;
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
 		return exit_for(rc);
 	}
-	if (c->json) {
-		printf("{\"name\": ");
-		json_string(stdout, c->name, BP_TESTBED_NAME_MAX + 1);
-		printf(", \"removed\": true}\n");
+	if (c->format != TOOL_FORMAT_TABLE) {
+		emit_one(stdout, c->format == TOOL_FORMAT_CSV, walk_removed, c->name);
 	} else {
 		printf("test bed '%s' removed%s\n", c->name, whole ? "" : " (it was incomplete)");
 	}
 	return fflush(stdout) ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
+/* stale_found - a bed left by a process that is gone, removed: said on stderr (not in a json document). */
+static void stale_found(void *ctx, const char *line)
+{
+	const struct tb_cli *c = ctx;
+
+	if (!c->quiet)
+		bp_tool_error(SUB, "%s", line);
 }
 
 int cmd_testbed(int argc, char **argv)
@@ -589,6 +638,7 @@ int cmd_testbed(int argc, char **argv)
 		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
 		return BP_EXIT_USAGE;
 	}
+	bp_testbed_reap_stale(stale_found, &c);
 	switch (c.act) {
 	case TB_UP:
 		return do_up(&c);

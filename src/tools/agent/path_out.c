@@ -89,7 +89,7 @@ void path_emit(struct emit *e, const struct bp_path_report *r)
 	em_array_begin(e, "napi");
 	for (size_t i = 0; i < r->n_napi && i < BP_PATH_MAX; i++) {
 		em_begin(e, NULL, false);
-		napi_json_members(e->out, &r->napi[i], NULL);
+		napi_emit(e, &r->napi[i], NULL);
 		em_end(e);
 	}
 	em_array_end(e);

@@ -82,6 +82,24 @@ int bp_testbed_enter(const struct bp_testbed *tb, int side);
  */
 int bp_testbed_napi_ids(const struct bp_testbed *tb, int side, uint32_t *ids, size_t max);
 
+/* ---- beds whose maker is gone ---- */
+
+/* What bp_testbed_reap_stale says about each bed it found: one line. */
+typedef void (*bp_stale_fn)(void *ctx, const char *line);
+
+/*
+ * bp_testbed_reap_stale - remove every test bed whose maker is no longer running:
+ * compare's (named cmpPID) and those a `testbed up` left half built (its pid file
+ * under /run/busypoll). report(ctx, line) says what was removed (or could not
+ * be). Returns how many were removed. Root only (it runs `ip netns del`).
+ */
+int bp_testbed_reap_stale(bp_stale_fn report, void *ctx);
+/*
+ * bp_testbed_mark_building - while building bed name (building true), the pid
+ * file that says who builds it; removed when done (false). 0 or -errno.
+ */
+int bp_testbed_mark_building(const char *name, bool building);
+
 /* ---- named network namespaces (/run/netns/NAME, as `ip netns` makes them) ---- */
 
 /* bp_netns_enter - move the calling thread into namespace nsname (setns). */

@@ -3,6 +3,11 @@
 #ifndef BP_TOOLS_COMMANDS_H
 #define BP_TOOLS_COMMANDS_H
 
+/* The program's version: BP_VERSION, from project() in CMakeLists.txt. */
+#ifndef BP_VERSION
+#error "BP_VERSION comes from the build (CMakeLists.txt)"
+#endif
+
 /* Exit statuses shared by every subcommand. */
 enum {
 	BP_EXIT_OK = 0,

@@ -304,3 +304,16 @@ void em_list(struct emit *e, const char *key, const int64_t *v, size_t n)
 	em_string(e, key, buf, sizeof(buf));
 }
 
+
+void emit_one(FILE *out, bool csv, void (*walk)(struct emit *e, const void *arg), const void *arg)
+{
+	struct emit e = { .kind = csv ? EMIT_CSV_HEADER : EMIT_JSON, .out = out };
+
+	walk(&e, arg);
+	fputc('\n', out);
+	if (!csv)
+		return;
+	e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
+	walk(&e, arg);
+	fputc('\n', out);
+}

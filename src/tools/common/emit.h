@@ -57,4 +57,10 @@ void em_string(struct emit *e, const char *key, const char *s, size_t max);
 /* em_list - json: an array; csv: one quoted field "a,b,c". At most EMIT_LIST_MAX values. */
 void em_list(struct emit *e, const char *key, const int64_t *v, size_t n);
 
+/*
+ * emit_one - one record walked by walk(e, arg): json (csv false) as one document,
+ * or a csv header and its one row, each line ended. The formats never disagree.
+ */
+void emit_one(FILE *out, bool csv, void (*walk)(struct emit *e, const void *arg), const void *arg);
+
 #endif

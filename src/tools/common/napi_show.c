@@ -12,19 +12,7 @@
 /* The kernel's limit for defer-hard-irqs (netdev.yaml: max s32-max) and the sysfs knob. */
 #define DEFER_MAX INT32_MAX
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#define fail tool_fail
 
 /* "key=value" split in place into a copy: key (at most keylen-1 bytes) and value. */
 static int split(const char *arg, char *key, size_t keylen, const char **value, const char *example,
@@ -175,30 +163,27 @@ void napi_table_row(FILE *out, const char *lead, const struct bp_napi_info *n, c
 		cell(thr, sizeof(thr), n, BP_NAPI_HAS_THREADED, n->threaded));
 }
 
-static void json_u64_or_null(FILE *out, const char *key, bool have, uint64_t v)
+/* em_u64_or_null - a value the kernel sent, or null when it did not. */
+static void em_u64_or_null(struct emit *e, const char *key, bool have, uint64_t v)
 {
 	if (have)
-		fprintf(out, ", \"%s\": %" PRIu64, key, v);
+		em_u64(e, key, v);
 	else
-		fprintf(out, ", \"%s\": null", key);
+		em_null(e, key);
 }
 
-void napi_json_members(FILE *out, const struct bp_napi_info *n, const char *dev)
+void napi_emit(struct emit *e, const struct bp_napi_info *n, const char *dev)
 {
-	fprintf(out, "\"id\": %" PRIu32 ", \"ifindex\": %" PRIu32, n->id, n->ifindex);
-	if (dev) {
-		fputs(", \"device\": ", out);
-		if (*dev)
-			json_string(out, dev, 64);
-		else
-			fputs("null", out);
-	}
-	json_u64_or_null(out, "irq", (n->has & BP_NAPI_HAS_IRQ) && n->irq >= 0, (uint64_t)n->irq);
-	json_u64_or_null(out, "pid", (n->has & BP_NAPI_HAS_PID) && n->pid >= 0, (uint64_t)n->pid);
-	json_u64_or_null(out, "defer_hard_irqs", n->has & BP_NAPI_HAS_DEFER, n->defer_hard_irqs);
-	json_u64_or_null(out, "gro_flush_timeout_ns", n->has & BP_NAPI_HAS_GRO_FLUSH,
-			 n->gro_flush_timeout_ns);
-	json_u64_or_null(out, "irq_suspend_timeout_ns", n->has & BP_NAPI_HAS_IRQ_SUSPEND,
-			 n->irq_suspend_timeout_ns);
-	json_u64_or_null(out, "threaded", n->has & BP_NAPI_HAS_THREADED, n->threaded);
+	em_u64(e, "id", n->id);
+	em_u64(e, "ifindex", n->ifindex);
+	if (dev && *dev)
+		em_string(e, "device", dev, 64);
+	else if (dev)
+		em_null(e, "device");
+	em_u64_or_null(e, "irq", (n->has & BP_NAPI_HAS_IRQ) && n->irq >= 0, (uint64_t)n->irq);
+	em_u64_or_null(e, "pid", (n->has & BP_NAPI_HAS_PID) && n->pid >= 0, (uint64_t)n->pid);
+	em_u64_or_null(e, "defer_hard_irqs", n->has & BP_NAPI_HAS_DEFER, n->defer_hard_irqs);
+	em_u64_or_null(e, "gro_flush_timeout_ns", n->has & BP_NAPI_HAS_GRO_FLUSH, n->gro_flush_timeout_ns);
+	em_u64_or_null(e, "irq_suspend_timeout_ns", n->has & BP_NAPI_HAS_IRQ_SUSPEND, n->irq_suspend_timeout_ns);
+	em_u64_or_null(e, "threaded", n->has & BP_NAPI_HAS_THREADED, n->threaded);
 }

@@ -49,11 +49,12 @@ void napi_table_header(FILE *out, const char *lead);
 void napi_table_row(FILE *out, const char *lead, const struct bp_napi_info *n, const char *dev);
 
 /*
- * napi_json_members - the NAPI's JSON members, without braces:
- * "id", "ifindex", "device" (when dev is not NULL), "irq", "pid", "defer_hard_irqs",
- * "gro_flush_timeout_ns", "irq_suspend_timeout_ns", "threaded"; null for what
- * the kernel did not send.
+ * napi_emit - the NAPI's fields into the current object of e (json, csv header or
+ * row): "id", "ifindex", "device" (when dev is not NULL), "irq", "pid",
+ * "defer_hard_irqs", "gro_flush_timeout_ns", "irq_suspend_timeout_ns", "threaded";
+ * null (csv: empty) for what the kernel did not send.
  */
-void napi_json_members(FILE *out, const struct bp_napi_info *n, const char *dev);
+struct emit;
+void napi_emit(struct emit *e, const struct bp_napi_info *n, const char *dev);
 
 #endif

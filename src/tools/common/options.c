@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Helpers shared by the busypoll subcommands (contract in tools/common/options.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,12 +93,24 @@ int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, 
 	return 0;
 }
 
+/* seconds_text - max in words for a message: "60 seconds", "an hour", "a week". */
+static const char *seconds_text(double max, char *buf, size_t len)
+{
+	if (max == 3600)
+		return "an hour";
+	if (max == 604800)
+		return "a week";
+	snprintf(buf, len, "%.0f seconds", max);
+	return buf;
+}
+
 int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen)
 {
 	const char *p = s;
 	int digits = 0, dots = 0;
-	double v;
+	double v, mult = 1;
+	char words[32];
 
 	for (; *p; p++) {
 		if (*p >= '0' && *p <= '9')
@@ -107,11 +122,20 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
 	}
 	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
 		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
-	if (*p || !digits)
-		return tool_fail(err, errlen, "%s %s: not a number of seconds", name, s);
-	v = strtod(s, NULL);
+	/* fio's time units: none or s seconds, ms, m minutes, h hours */
+	if (!strcmp(p, "ms"))
+		mult = 1e-3;
+	else if (!strcmp(p, "m"))
+		mult = 60;
+	else if (!strcmp(p, "h"))
+		mult = 3600;
+	else if (*p && strcmp(p, "s"))
+		digits = 0;
+	if (!digits)
+		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
+	v = strtod(s, NULL) * mult;
 	if (v > max)
-		return tool_fail(err, errlen, "%s %s: at most %.0f seconds", name, s, max);
+		return tool_fail(err, errlen, "%s %s: at most %s", name, s, seconds_text(max, words, sizeof(words)));
 	if (v == 0 && !zero_ok)
 		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
 	*out = v;
@@ -144,27 +168,48 @@ int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, c
 				 name, s, max);
 	if (got == 0)
 		return tool_fail(err, errlen, "%s %s: lists no CPU", name, s);
-	for (int i = 0; i < got; i++)
+	for (int i = 0; i < got; i++) {
 		if (cpus[i] < 0 || (ncpu > 0 && cpus[i] >= ncpu))
 			return tool_fail(err, errlen,
 					 "%s %s: CPU %d does not exist (this machine has 0-%ld)", name,
 					 s, cpus[i], ncpu - 1);
+		for (int j = 0; j < i; j++)
+			if (cpus[j] == cpus[i])
+				return tool_fail(err, errlen,
+						 "%s %s: CPU %d is listed twice (to stack threads on one CPU, give "
+						 "fewer CPUs than threads: the list repeats)", name, s, cpus[i]);
+	}
 	*n = got;
 	return 0;
 }
 
-/* ---- getopt_long's refusals, worded the same for every command ---- */
-
-const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len)
+int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen)
 {
-	for (const struct option *lo = opts; lo->name; lo++)
-		if (lo->val == val) {
-			snprintf(buf, len, "--%s", lo->name);
-			return buf;
-		}
-	snprintf(buf, len, "-%c", val);
-	return buf;
+	const char *colon = strchr(s, ':');
+
+	/* "::1:4490" would be one IPv6 address (::0.1.68.144), not ::1 port 4490 */
+	if (s[0] != '[' && colon && strchr(colon + 1, ':'))
+		return tool_fail(err, errlen,
+				 "%s %s: an IPv6 address with a port goes in brackets, like [::1]:4420 "
+				 "([%s] for this address on the default port)", name, s, s);
+	return 0;
 }
+
+int tool_check_list(const char *name, const char *s, char sep, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+
+	if (!n)
+		return tool_fail(err, errlen, "%s: an empty list", name);
+	if (s[0] == sep || s[n - 1] == sep)
+		return tool_fail(err, errlen, "%s %s: an empty item at the %s", name, s, s[0] == sep ? "start" : "end");
+	for (size_t i = 1; i < n; i++)
+		if (s[i] == sep && s[i - 1] == sep)
+			return tool_fail(err, errlen, "%s %s: an empty item (two '%c' in a row)", name, s, sep);
+	return 0;
+}
+
+/* ---- getopt_long's refusals, worded the same for every command ---- */
 
 /*
  * For an option getopt knows (missing or unexpected value) optind has moved past
@@ -205,6 +250,92 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
 	return tool_fail(err, errlen, "unknown option '%s'; see busypoll %s --help", name, sub);
 }
 
+/* read_int_file - the first integer in a small file. */
+static int read_int_file(const char *path, int *out)
+{
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", out) != 1)
+		ret = -EIO;
+	fclose(f);
+	return ret;
+}
+
+struct sysctl_read {
+	const char *path;
+	int value, ret;
+};
+
+/* parent_of - pid's parent from /proc/PID/stat, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/*
+ * in_init_net - on a thread of its own (setns moves only it): into the first
+ * namespace, read. Found through pid 1, else through our parents (`ip netns exec`
+ * was started from a shell in it; pid 1's links may be closed to us in a container).
+ */
+static void *in_init_net(void *arg)
+{
+	struct sysctl_read *r = arg;
+	pid_t pid = 1, up = getppid();
+
+	r->ret = -ENOENT;
+	for (int hops = 0; pid > 0 && hops < 64 && r->ret == -ENOENT; hops++) {
+		char path[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && setns(fd, CLONE_NEWNET) == 0)
+			r->ret = read_int_file(r->path, &r->value);
+		if (fd >= 0)
+			close(fd);
+		pid = up; /* after pid 1: our parent, its parent, ... */
+		up = pid > 1 ? parent_of(pid) : 0;
+	}
+	if (r->ret)
+		r->ret = -ENOENT;
+	return NULL;
+}
+
+int tool_read_net_sysctl(const char *name, int *out)
+{
+	struct sysctl_read r = { 0 };
+	char path[128];
+	pthread_t tid;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/core/%s", name);
+	ret = read_int_file(path, out);
+	if (ret != -ENOENT)
+		return ret;
+	/* a network namespace other than the first: the global value lives there */
+	r.path = path;
+	if (pthread_create(&tid, NULL, in_init_net, &r))
+		return -ENOENT;
+	pthread_join(tid, NULL);
+	if (!r.ret)
+		*out = r.value;
+	return r.ret;
+}
+
 static volatile sig_atomic_t stop_flag;
 
 static void on_stop_signal(int sig)
@@ -220,6 +351,7 @@ volatile sig_atomic_t *tool_catch_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL); /* a closed terminal or a dropped ssh session: stop as asked */
 	signal(SIGPIPE, SIG_IGN);
 	return &stop_flag;
 }

@@ -31,8 +31,9 @@ int tool_opt_int(const char *name, const char *s, long long lo, long long hi, lo
 /* tool_opt_size - bytes with an optional k/K (KiB) or m/M (MiB) suffix, in 1..max. */
 int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, char *err, size_t errlen);
 /*
- * tool_opt_seconds - a plain decimal ("10", "0.5", ".5"; no sign, exponent, hex, inf
- * or nan, all of which strtod would take) up to max; zero_ok: 0 allowed.
+ * tool_opt_seconds - a time: a plain decimal ("10", "0.5", ".5"; no sign, exponent,
+ * hex, inf or nan, all of which strtod would take) with fio's optional unit (s, ms,
+ * m, h; none = seconds), in seconds up to max; zero_ok: 0 allowed.
  */
 int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen);
@@ -44,13 +45,11 @@ int tool_opt_choice(const char *name, const char *s, const char *const *names, c
 
 /*
  * tool_opt_cpus - option NAME's CPU list S ("0,2-3") into cpus[] (at most max),
- * CPUs this machine has; *n set.
+ * CPUs this machine has, none twice; *n set.
  */
 int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, char *err,
 		  size_t errlen);
 
-/* tool_long_name - "--threads" for option value val of opts (or "-T"), in buf. */
-const char *tool_long_name(const struct option *opts, int val, char *buf, size_t len);
 /*
  * tool_bad_option_name - the option getopt_long just refused, as the user typed it
  * ("--size" of "--size=", or "-Z" inside a cluster), in buf.
@@ -64,6 +63,15 @@ const char *tool_bad_option_name(int argc, char **argv, const struct option *opt
  */
 int tool_unknown_option(const char *sub, const struct option *opts, const char *name, char *err,
 			size_t errlen);
+/*
+ * tool_opt_hostport - an ADDR:PORT the way every busypoll option takes it: an IPv6
+ * address with a port in brackets ([::1]:4420), since "::1:4490" reads as one
+ * address. 0 or -EINVAL with the message in err.
+ */
+int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen);
+/* tool_check_list - a sep-separated list with no empty item (none at either end, no two seps in a row). */
+int tool_check_list(const char *name, const char *s, char sep, char *err, size_t errlen);
+
 /* tool_pick_role - exactly one of --server and --client HOST, or -EINVAL saying so. */
 int tool_pick_role(bool server, bool client, char *err, size_t errlen);
 /*
@@ -75,11 +83,20 @@ int tool_option_refused(const char *sub, int argc, char **argv, const struct opt
 			size_t errlen);
 
 /*
- * tool_catch_stop_signals - SIGINT and SIGTERM set the returned flag (no
+ * tool_catch_stop_signals - SIGINT, SIGTERM and SIGHUP set the returned flag (no
  * SA_RESTART: a blocking call returns EINTR and the caller looks at the flag);
  * SIGPIPE is ignored (a peer that went away is an error return, not a death).
  */
 volatile sig_atomic_t *tool_catch_stop_signals(void);
+
+/*
+ * tool_read_net_sysctl - /proc/sys/net/core/NAME (busy_poll, busy_read) as an int.
+ * They exist in the first network namespace only: from another one (ip netns exec,
+ * a test bed end) it is read there, through /proc/1/ns/net or a parent's, by a
+ * short-lived thread. 0, or -errno (-ENOENT: not visible from here without
+ * CAP_SYS_ADMIN).
+ */
+int tool_read_net_sysctl(const char *name, int *out);
 
 /*
  * tool_wait_fd - poll one fd for events. 0 when ready, -ETIMEDOUT, or -errno;

@@ -7,7 +7,6 @@
  * bed on every exit path (Ctrl-C included). Not root: loopback, said plainly.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/compare/compare.h"
+#include "tools/common/opt.h"
 #include "tools/common/options.h"
 
 #define CMP_PORT 12867
@@ -40,37 +40,19 @@ static const char *const default_modes[] = {
 	"uring:sqpoll,napi=64",
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: busypoll compare [options]\n\n"
-		"Runs busypoll rr in every wait mode this machine supports, side by side, on a\n"
-		"temporary veth test bed (as root; removed on exit) where busy polling really engages.\n\n"
-		"  --modes LIST         ';'-separated modes (default: one per family, epoll:block first)\n"
-		"  --server-mode MODE   with --client-mode: one asymmetric pair (busy poll on one end)\n"
-		"  --client-mode MODE\n"
-		"  --flows LIST         flow counts, e.g. 1,15 (default 1,15)\n"
-		"  -l, --duration S     seconds per cell (default 3)\n"
-		"  --warmup S           warm-up per cell (default 0.5)\n"
-		"  --runs N             repeat each cell, report the median and spread (default 1)\n"
-		"  -T, --threads N      threads per side (default 1)\n"
-		"  -Q, -R BYTES         request and response sizes (default 1)\n"
-		"  --cpus C,S           client and server CPU (default 0,1)\n"
-		"  --loopback           run on loopback even as root (busy polling cannot engage)\n"
-		"  --format F           table (default), json or csv\n"
-		"  --plot FILE.svg      latency percentiles and throughput of every mode\n"
-		"  -q, --quiet          no progress lines\n");
-}
-
-/* A mode for the matrix: canonical text, or the reason this machine cannot run it. */
+/*
+ * add_mode - a mode pair for the matrix, parsed and checked once; a pair this
+ * machine cannot run is an error, or (skip_unusable, the default matrix) noted.
+ */
 static int add_mode(struct cmp_opts *o, const char *client, const char *server, bool skip_unusable, char *err,
 		    size_t errlen)
 {
 	struct bp_mode mc, ms;
 	char why[200];
+	int i = o->nmodes;
 
 	if (o->nmodes == CMP_MAX_MODES) {
-		snprintf(err, errlen, "at most %d modes", CMP_MAX_MODES);
+		snprintf(err, errlen, "--modes: at most %d modes", CMP_MAX_MODES);
 		return -EINVAL;
 	}
 	if (bp_mode_parse(client, &mc, why, sizeof(why)) || bp_mode_parse(server, &ms, why, sizeof(why))) {
@@ -80,37 +62,194 @@ static int add_mode(struct cmp_opts *o, const char *client, const char *server, 
 	if (bp_mode_check(&mc, why, sizeof(why)) || bp_mode_check(&ms, why, sizeof(why))) {
 		if (!skip_unusable) {
 			snprintf(err, errlen, "%s", why);
-			return -EOPNOTSUPP;
+			return -EINVAL;
 		}
 		if (o->nskipped < CMP_MAX_MODES)
 			snprintf(o->skipped[o->nskipped++], sizeof(o->skipped[0]), "%s", why);
 		return 0;
 	}
 	if (!strcmp(client, server))
-		snprintf(o->labels[o->nmodes], sizeof(o->labels[0]), "%s", client);
+		snprintf(o->labels[i], sizeof(o->labels[0]), "%s", client);
 	else
-		snprintf(o->labels[o->nmodes], sizeof(o->labels[0]), "client %.60s / server %.60s", client, server);
-	bp_mode_format(&mc, o->client_modes[o->nmodes], sizeof(o->client_modes[0]));
-	bp_mode_format(&ms, o->server_modes[o->nmodes], sizeof(o->server_modes[0]));
+		snprintf(o->labels[i], sizeof(o->labels[0]), "client %.60s / server %.60s", client, server);
+	o->client_mode[i] = mc;
+	o->server_mode[i] = ms;
+	bp_mode_format(&mc, o->client_modes[i], sizeof(o->client_modes[0]));
+	bp_mode_format(&ms, o->server_modes[i], sizeof(o->server_modes[0]));
 	o->nmodes++;
 	return 0;
 }
 
+/* --modes "A;B;C": each one both ends' mode, none empty, none twice (a mode against itself). */
+static int parse_modes(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	struct cmp_opts *o = base;
+	char buf[2048], *save = NULL, *tok, why[300];
+
+	if (strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ';', err, errlen))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		if (add_mode(o, tok, tok, false, why, sizeof(why)))
+			return tool_fail(err, errlen, "%s: %s: %s", name, tok, why);
+		for (int i = 0; i < o->nmodes - 1; i++)
+			if (!strcmp(o->client_modes[i], o->client_modes[o->nmodes - 1]))
+				return tool_fail(err, errlen, "%s: %s is listed twice (as %s): a mode against itself",
+						 name, tok, o->labels[i]);
+	}
+	return 0;
+}
+
+/* --flows "1,15": the flow counts, each a cell per mode. */
+static int parse_flows(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	struct cmp_opts *o = base;
+	char buf[256], *save = NULL, *tok;
+	long long n;
+
+	if (strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	o->nflows = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nflows == CMP_MAX_FLOWS)
+			return tool_fail(err, errlen, "%s: at most %d values", name, CMP_MAX_FLOWS);
+		if (tool_opt_int(name, tok, 1, 100000, &n, err, errlen))
+			return -EINVAL;
+		for (int i = 0; i < o->nflows; i++)
+			if (o->flows[i] == n)
+				return tool_fail(err, errlen, "%s %s: %lld is listed twice", name, v, n);
+		o->flows[o->nflows++] = (int)n;
+	}
+	if (!o->nflows)
+		return tool_fail(err, errlen, "%s: give a list such as 1,15", name);
+	return 0;
+}
+
+/* --cpus: a per-thread list in every other command; compare pins two sides. */
+static int refuse_cpus(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	return tool_fail(err, errlen, "%s %s: compare runs two sides: --client-cpus LIST and --server-cpus LIST "
+			 "(each thread i on the i-th CPU)", name, v);
+}
+
+/* parse_plot - --plot FILE: writable, checked now rather than after every cell ran. */
+static int parse_plot(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	struct cmp_opts *o = base;
+	char dir[sizeof(o->plot)];
+	char *slash;
+
+	if (!*v || strlen(v) >= sizeof(o->plot))
+		return tool_fail(err, errlen, "%s '%s': a file name, shorter than %zu characters", name, v, sizeof(o->plot));
+	snprintf(dir, sizeof(dir), "%s", v);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(v, F_OK) == 0 ? access(v, W_OK) != 0 : access(dir, W_OK | X_OK) != 0)
+		return tool_fail(err, errlen, "%s %s: cannot write there: %s", name, v, strerror(errno));
+	snprintf(o->plot, sizeof(o->plot), "%s", v);
+	return 0;
+}
+
+#define CF(m) OPT_FIELD(struct cmp_opts, m)
+
+static const struct opt_spec cmp_specs[] = {
+	{ .name = "modes", .kind = OPT_CUSTOM, .parse = parse_modes, .arg = "LIST",
+	  .help = "';'-separated modes (default: one per family, epoll:block first)" },
+	{ .name = "server-mode", .kind = OPT_MODE, OPT_MODE_FIELD(struct cmp_opts, one_server, one_server_text),
+	  .arg = "MODE", .help = "with --client-mode: one asymmetric pair (busy poll on one end)" },
+	{ .name = "client-mode", .kind = OPT_MODE, OPT_MODE_FIELD(struct cmp_opts, one_client, one_client_text),
+	  .arg = "MODE", .help = "the client's end of that pair" },
+	{ .name = "flows", .kind = OPT_CUSTOM, .parse = parse_flows, .arg = "LIST",
+	  .help = "flow counts, e.g. 1,15 (default 1,15)" },
+	{ .name = "duration", .shortname = 'l', .kind = OPT_SECONDS, CF(duration_s), .max_s = 3600, .arg = "S",
+	  .help = "seconds per cell", .dflt = OPT_DFLT_FIELD },
+	{ .name = "warmup", .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK, CF(warmup_s), .max_s = 600, .arg = "S",
+	  .help = "warm-up per cell", .dflt = OPT_DFLT_FIELD },
+	{ .name = "runs", .kind = OPT_INT, CF(runs), .lo = 1, .hi = CMP_MAX_RUNS, .arg = "N",
+	  .help = "repeat each cell, report the median and spread", .dflt = OPT_DFLT_FIELD },
+	{ .name = "threads", .shortname = 'T', .kind = OPT_INT, CF(threads), .lo = 1, .hi = RR_MAX_THREADS, .arg = "N",
+	  .help = "threads per side", .dflt = OPT_DFLT_FIELD },
+	{ .name = "request-size", .shortname = 'Q', .kind = OPT_SIZE, CF(request_size), .hi = BP_RR_MAX_SIZE,
+	  .arg = "B", .help = "request bytes", .dflt = OPT_DFLT_FIELD },
+	{ .name = "response-size", .shortname = 'R', .kind = OPT_SIZE, CF(response_size), .hi = BP_RR_MAX_SIZE,
+	  .arg = "B", .help = "response bytes", .dflt = OPT_DFLT_FIELD },
+	{ .name = "client-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct cmp_opts, client_cpus, nclient_cpus),
+	  .arg = "LIST", .help = "client thread i on the i-th CPU of LIST (default 0)" },
+	{ .name = "server-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct cmp_opts, server_cpus, nserver_cpus),
+	  .arg = "LIST", .help = "server thread i on the i-th CPU of LIST (default 1)" },
+	{ .name = "cpus", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = refuse_cpus },
+	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
+	  .help = "run on loopback even as root (busy polling cannot engage)" },
+	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
+	  .help = "latency percentiles and throughput of every mode" },
+};
+
+/* The one pair, or the default matrix; then flows against threads. */
+static int cmp_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	struct cmp_opts *o = base;
+	bool one = opt_given(seen, "server-mode") || opt_given(seen, "client-mode");
+
+	if (!!opt_given(seen, "server-mode") != !!opt_given(seen, "client-mode"))
+		return tool_fail(err, errlen, "--server-mode and --client-mode go together");
+	if (one && opt_given(seen, "modes"))
+		return tool_fail(err, errlen, "--modes and --server-mode/--client-mode exclude each other");
+	if (one) {
+		/* Asymmetric: the baseline (both block) first, then the pair asked for. */
+		const char *base_text = o->one_client.backend == BP_BACKEND_URING ? "uring:block" : "epoll:block";
+
+		if (add_mode(o, base_text, base_text, false, err, errlen) ||
+		    add_mode(o, opt_text(seen, "client-mode"), opt_text(seen, "server-mode"), false, err, errlen))
+			return -EINVAL;
+	} else if (!opt_given(seen, "modes")) {
+		for (size_t i = 0; i < sizeof(default_modes) / sizeof(default_modes[0]); i++)
+			if (add_mode(o, default_modes[i], default_modes[i], true, err, errlen))
+				return -EINVAL;
+	}
+	if (!o->nmodes)
+		return tool_fail(err, errlen, "no mode to compare");
+	for (int i = 0; i < o->nflows; i++)
+		if (o->flows[i] < o->threads)
+			return tool_fail(err, errlen, "--flows %d is fewer than --threads %d", o->flows[i], o->threads);
+	if (o->nclient_cpus > o->threads || o->nserver_cpus > o->threads)
+		return tool_fail(err, errlen, "--%s-cpus %s: %d CPUs for %d thread%s (one CPU per thread)",
+				 o->nclient_cpus > o->threads ? "client" : "server",
+				 opt_text(seen, o->nclient_cpus > o->threads ? "client-cpus" : "server-cpus"),
+				 o->nclient_cpus > o->threads ? o->nclient_cpus : o->nserver_cpus, o->threads,
+				 o->threads == 1 ? "" : "s");
+	return 0;
+}
+
+static const struct opt_table cmp_table = OPT_TABLE(cmp_specs, cmp_check);
+
+static const struct opt_cmd cmp_cmd = {
+	.name = "compare",
+	.usage = "usage: busypoll compare [options]\n\n"
+		 "Runs busypoll rr in every wait mode this machine supports, side by side, on a\n"
+		 "temporary veth test bed (as root; removed on exit) where busy polling really\n"
+		 "engages.\n\n",
+	.epilog = "\nExit status: 0 done, 1 a cell failed or the test bed could not be built, 2 bad\n"
+		  "input, 130 interrupted (the cells so far are printed).\n",
+};
+
 static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size_t errlen)
 {
-	static const struct option lopts[] = {
-		{ "modes", required_argument, 0, 'M' }, { "server-mode", required_argument, 0, 'S' },
-		{ "client-mode", required_argument, 0, 'C' }, { "flows", required_argument, 0, 'F' },
-		{ "duration", required_argument, 0, 'l' }, { "warmup", required_argument, 0, 'w' },
-		{ "runs", required_argument, 0, 'r' }, { "threads", required_argument, 0, 'T' },
-		{ "request-size", required_argument, 0, 'Q' }, { "response-size", required_argument, 0, 'R' },
-		{ "cpus", required_argument, 0, 'c' }, { "loopback", no_argument, 0, 'L' },
-		{ "format", required_argument, 0, 'f' }, { "plot", required_argument, 0, 'p' },
-		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+	const struct opt_layer layers[] = {
+		{ &tool_common_table, &o->common },
+		{ &cmp_table, o },
 	};
-	const char *modes = NULL, *smode = NULL, *cmode = NULL;
-	long long v;
-	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->flows[0] = 1;
@@ -121,141 +260,13 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 	o->runs = 1;
 	o->threads = 1;
 	o->request_size = o->response_size = 1;
-	o->client_cpu = 0;
-	o->server_cpu = 1;
-	o->format = RR_FORMAT_TABLE;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":l:T:Q:R:qh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'M': modes = optarg; break;
-		case 'S': smode = optarg; break;
-		case 'C': cmode = optarg; break;
-		case 'F': {
-			char buf[256], *save = NULL, *tok;
-
-			snprintf(buf, sizeof(buf), "%s", optarg);
-			o->nflows = 0;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				if (o->nflows == CMP_MAX_FLOWS) {
-					snprintf(err, errlen, "--flows: at most %d values", CMP_MAX_FLOWS);
-					return -EINVAL;
-				}
-				if (tool_opt_int("--flows", tok, 1, 100000, &v, err, errlen))
-					return -EINVAL;
-				o->flows[o->nflows++] = (int)v;
-			}
-			if (!o->nflows) {
-				snprintf(err, errlen, "--flows: give a list such as 1,15");
-				return -EINVAL;
-			}
-			break;
-		}
-		case 'l':
-			if (tool_opt_seconds("--duration", optarg, false, 3600, &o->duration_s, err, errlen))
-				return -EINVAL;
-			break;
-		case 'w':
-			if (tool_opt_seconds("--warmup", optarg, true, 600, &o->warmup_s, err, errlen))
-				return -EINVAL;
-			break;
-		case 'r':
-			if (tool_opt_int("--runs", optarg, 1, CMP_MAX_RUNS, &v, err, errlen))
-				return -EINVAL;
-			o->runs = (int)v;
-			break;
-		case 'T':
-			if (tool_opt_int("--threads", optarg, 1, RR_MAX_THREADS, &v, err, errlen))
-				return -EINVAL;
-			o->threads = (int)v;
-			break;
-		case 'Q':
-		case 'R':
-			if (tool_opt_size(c == 'Q' ? "--request-size" : "--response-size", optarg, BP_RR_MAX_SIZE,
-					  c == 'Q' ? &o->request_size : &o->response_size, err, errlen))
-				return -EINVAL;
-			break;
-		case 'c': {
-			int cpus[2];
-
-			if (bp_parse_cpu_list(optarg, cpus, 2) != 2 || cpus[0] == cpus[1]) {
-				snprintf(err, errlen, "--cpus %s: give two different CPUs, client first (e.g. 0,1)", optarg);
-				return -EINVAL;
-			}
-			o->client_cpu = cpus[0];
-			o->server_cpu = cpus[1];
-			break;
-		}
-		case 'L': o->loopback = true; break;
-		case 'f': {
-			static const char *const formats[] = { "table", "json", "csv", NULL };
-			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
-
-			if (f < 0)
-				return -EINVAL;
-			o->format = f == 1 ? RR_FORMAT_JSON : f == 2 ? RR_FORMAT_CSV : RR_FORMAT_TABLE;
-			break;
-		}
-		case 'p': o->plot = optarg; break;
-		case 'q': o->quiet = true; break;
-		case 'h': usage(stdout); return 1;
-		case ':':
-			snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			snprintf(err, errlen, "unknown option %s; see busypoll compare --help", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'; see busypoll compare --help", argv[optind]);
-		return -EINVAL;
-	}
-	if (!!smode != !!cmode) {
-		snprintf(err, errlen, "--server-mode and --client-mode go together");
-		return -EINVAL;
-	}
-	if (smode && modes) {
-		snprintf(err, errlen, "--modes and --server-mode/--client-mode exclude each other");
-		return -EINVAL;
-	}
-	if (smode) {
-		/* Asymmetric: the baseline (both block) first, then the pair asked for. */
-		char base[64];
-		struct bp_mode m;
-
-		if (bp_mode_parse(cmode, &m, err, errlen))
-			return -EINVAL;
-		snprintf(base, sizeof(base), "%s:block", m.backend == BP_BACKEND_URING ? "uring" : "epoll");
-		if (add_mode(o, base, base, false, err, errlen) || add_mode(o, cmode, smode, false, err, errlen))
-			return -EINVAL;
-	} else if (modes) {
-		char buf[2048], *save = NULL, *tok;
-
-		snprintf(buf, sizeof(buf), "%s", modes);
-		for (tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-			int ret = add_mode(o, tok, tok, false, err, errlen);
-
-			if (ret)
-				return ret;
-		}
-	} else {
-		for (size_t i = 0; i < sizeof(default_modes) / sizeof(default_modes[0]); i++)
-			if (add_mode(o, default_modes[i], default_modes[i], true, err, errlen))
-				return -EINVAL;
-	}
-	if (!o->nmodes) {
-		snprintf(err, errlen, "no mode to compare");
-		return -EINVAL;
-	}
-	if (o->threads > o->flows[0] && o->nflows) {
-		for (int i = 0; i < o->nflows; i++)
-			if (o->flows[i] < o->threads) {
-				snprintf(err, errlen, "--flows %d is fewer than --threads %d", o->flows[i], o->threads);
-				return -EINVAL;
-			}
-	}
-	return 0;
+	/* apart by default: a shared CPU turns the comparison into a scheduler test */
+	o->client_cpus[0] = 0;
+	o->nclient_cpus = 1;
+	o->server_cpus[0] = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
+	o->nserver_cpus = 1;
+	o->format = TOOL_FORMAT_TABLE;
+	return opt_parse(&cmp_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }
 
 /* ---- medians over runs ---- */
@@ -271,6 +282,12 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* per_tx - a run's figure per measured transaction; 0 for a run without any (a median input). */
+static double per_tx(uint64_t v, uint64_t tx)
+{
+	return tx ? (double)v / (double)tx : 0;
 }
 
 static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
@@ -312,13 +329,13 @@ static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 		}                              \
 		cell->field = median(v, n);    \
 	} while (0)
-	MEDIAN_OF(client_cpu_us_per_tx, rr_per_tx(r->client.utime_us + r->client.stime_us, r->transactions));
+	MEDIAN_OF(client_cpu_us_per_tx, per_tx(r->client.utime_us + r->client.stime_us, r->transactions));
 	MEDIAN_OF(server_cpu_us_per_tx,
-		  r->server.valid ? rr_per_tx(r->server.utime_us + r->server.stime_us, r->transactions) : 0);
-	MEDIAN_OF(bprx_client_per_tx, rr_per_tx(r->client.busy_poll_rx, r->transactions));
-	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? rr_per_tx(r->server.busy_poll_rx, r->transactions) : 0);
-	MEDIAN_OF(syscalls_client_per_tx, rr_per_tx(r->client.syscalls, r->transactions));
-	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? rr_per_tx(r->server.syscalls, r->transactions) : 0);
+		  r->server.valid ? per_tx(r->server.utime_us + r->server.stime_us, r->transactions) : 0);
+	MEDIAN_OF(bprx_client_per_tx, per_tx(r->client.busy_poll_rx, r->transactions));
+	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? per_tx(r->server.busy_poll_rx, r->transactions) : 0);
+	MEDIAN_OF(syscalls_client_per_tx, per_tx(r->client.syscalls, r->transactions));
+	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? per_tx(r->server.syscalls, r->transactions) : 0);
 #undef MEDIAN_OF
 	cell->cpu_us_per_tx = cell->client_cpu_us_per_tx + cell->server_cpu_us_per_tx;
 }
@@ -408,7 +425,7 @@ static void read_sysctl(const char *path, int *out)
 
 /* ---- one cell ---- */
 
-static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, const char *mode_text, bool server)
+static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, bool server)
 {
 	rr_opts_defaults(ro);
 	ro->server = server;
@@ -418,10 +435,13 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, const cha
 	ro->duration_s = o->duration_s;
 	ro->warmup_s = o->warmup_s;
 	ro->quiet = true;
-	ro->cpus[0] = server ? o->server_cpu : o->client_cpu;
-	ro->ncpus = 1;
-	bp_mode_parse(mode_text, &ro->mode, NULL, 0);
-	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", mode_text);
+	ro->own_server = true;
+	/* thread i on the i-th CPU of the side's list, a short list repeated */
+	for (int i = 0; i < o->threads; i++)
+		ro->cpus[i] = server ? o->server_cpus[i % o->nserver_cpus] : o->client_cpus[i % o->nclient_cpus];
+	ro->ncpus = o->threads;
+	ro->mode = server ? o->server_mode[mi] : o->client_mode[mi];
+	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", server ? o->server_modes[mi] : o->client_modes[mi]);
 }
 
 static void progress(const struct cmp_opts *o, int done, int total, const char *label, int flows, int run)
@@ -451,7 +471,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 		char err[512];
 		int ret;
 
-		cell_rr_opts(o, &so, o->server_modes[mi], true);
+		cell_rr_opts(o, &so, mi, true);
 		so.port = b->up ? CMP_PORT : 0;
 		snprintf(so.host, sizeof(so.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
 		if (bed_enter(b, 1))
@@ -474,7 +494,7 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				struct rr_opts co;
 
 				progress(o, done++, total, o->labels[mi], cell->flows, run);
-				cell_rr_opts(o, &co, o->client_modes[mi], false);
+				cell_rr_opts(o, &co, mi, false);
 				co.flows = cell->flows;
 				co.port = rr_server_port(srv);
 				snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
@@ -491,14 +511,10 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 				n++;
 			}
 			if (n) {
-				struct bp_mode cm, sm;
-
+				/* the runs before a failure stay; the cell still says it failed */
 				cell_fill(cell, runs, n);
-				cell->failed = false;
-				bp_mode_parse(o->client_modes[mi], &cm, NULL, 0);
-				bp_mode_parse(o->server_modes[mi], &sm, NULL, 0);
-				cell->busy_poll_mode_client = bp_mode_is_busy_poll(&cm);
-				cell->busy_poll_mode_server = bp_mode_is_busy_poll(&sm);
+				cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
+				cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
 				cell->proof_missing =
 					(cell->busy_poll_mode_client && cell->bprx_client_per_tx < CMP_PROOF_MIN) ||
 					(cell->busy_poll_mode_server && cell->bprx_server_per_tx < CMP_PROOF_MIN);
@@ -515,6 +531,16 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
+}
+
+/* stale_found - a stale bed removed at the start: said now, and kept for the report. */
+static void stale_found(void *ctx, const char *line)
+{
+	struct cmp_report *r = ctx;
+
+	fprintf(stderr, "busypoll compare: %s\n", line);
+	if (r->nstale < 4)
+		snprintf(r->stale[r->nstale++], sizeof(r->stale[0]), "%s", line);
 }
 
 static void baselines(struct cmp_report *r)
@@ -571,6 +597,8 @@ int cmd_compare(int argc, char **argv)
 	if (!r->opts.loopback) {
 		char name[32];
 
+		/* a compare killed (or whose terminal closed) before it could clean up left its bed: remove it */
+		bp_testbed_reap_stale(stale_found, r);
 		snprintf(name, sizeof(name), "cmp%d", (int)getpid());
 		if (bp_netns_save(&b.home)) {
 			bp_tool_error("compare", "%s", bp_last_error());
@@ -604,7 +632,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	baselines(r);
 	compare_print(stdout, r);
-	if (r->opts.plot && compare_plot(r->opts.plot, r, err, sizeof(err))) {
+	if (r->opts.plot[0] && compare_plot(r->opts.plot, r, err, sizeof(err))) {
 		bp_tool_error("compare", "%s", err);
 		ret = BP_EXIT_FAIL;
 	}

@@ -20,21 +20,25 @@
 #define CMP_PROOF_MIN 0.01
 
 struct cmp_opts {
-	char client_modes[CMP_MAX_MODES][128]; /* canonical; cell i uses client_modes[i] */
-	char server_modes[CMP_MAX_MODES][128]; /* and server_modes[i] */
+	TOOL_COMMON;               /* quiet, format */
+	/* cell i runs client_mode[i] against server_mode[i], parsed and checked once */
+	struct bp_mode client_mode[CMP_MAX_MODES], server_mode[CMP_MAX_MODES];
+	char client_modes[CMP_MAX_MODES][OPT_MODE_TEXT]; /* their canonical text */
+	char server_modes[CMP_MAX_MODES][OPT_MODE_TEXT];
 	char labels[CMP_MAX_MODES][160];       /* as the user wrote them, for the table and plot */
 	int nmodes;
+	struct bp_mode one_client, one_server; /* --client-mode / --server-mode */
+	char one_client_text[OPT_MODE_TEXT], one_server_text[OPT_MODE_TEXT];
 	int flows[CMP_MAX_FLOWS];
 	int nflows;
 	double duration_s, warmup_s;
 	int runs;
 	int threads;
 	uint32_t request_size, response_size;
-	int client_cpu, server_cpu;
-	enum rr_format format;
-	const char *plot;          /* --plot FILE.svg */
+	int client_cpus[RR_MAX_THREADS], nclient_cpus; /* --client-cpus: client thread i on the i-th */
+	int server_cpus[RR_MAX_THREADS], nserver_cpus; /* --server-cpus */
+	char plot[1024];           /* --plot FILE.svg, "" none */
 	bool loopback;             /* not root (or --loopback): no test bed */
-	bool quiet;
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
 };
@@ -77,8 +81,12 @@ struct cmp_report {
 	int sysctl_busy_poll, sysctl_busy_read;
 	struct cmp_napi napi[CMP_MAX_NAPI];
 	int nnapi;
+	char stale[4][256];        /* test beds left by a compare that is gone, removed at the start */
+	int nstale;
 };
 
+/* cpu_list - "0,1,2" into buf. */
+const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */
 void compare_print(FILE *out, const struct cmp_report *r);
 /* compare_plot - an SVG: latency percentiles of every mode on one chart per flow count,

@@ -13,6 +13,35 @@ static void mode_label(const struct cmp_report *r, const struct cmp_cell *c, cha
 	snprintf(buf, len, "%s", r->opts.labels[c->mode_idx]);
 }
 
+const char *cpu_list(const int *cpus, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "," : "", cpus[i]);
+	return buf;
+}
+
+/*
+ * proof_reason - why a busy-poll cell may lack the kernel's proof, from what is known
+ * about it: no NAPI to poll, a suspend mode that never waits in the busy-poll loop,
+ * work always ready. "" when none of these applies.
+ */
+static const char *proof_reason(const struct cmp_report *r, const struct cmp_cell *c)
+{
+	const struct bp_mode *cm = &r->opts.client_mode[c->mode_idx], *sm = &r->opts.server_mode[c->mode_idx];
+
+	if (!r->nnapi)
+		return "loopback has no NAPI to poll";
+	if ((cm->policy == BP_POLICY_SUSPEND && !cm->busy_usecs) || (sm->policy == BP_POLICY_SUSPEND && !sm->busy_usecs))
+		return "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so the "
+		       "interrupt path takes the packets; give the mode usecs=64";
+	if (c->flows > r->opts.threads)
+		return "with several flows per thread the wait finds work ready and rarely needs to busy poll";
+	return "";
+}
+
 static void pct_text(char *buf, size_t len, bool have, double pct)
 {
 	if (!have)
@@ -24,12 +53,14 @@ static void pct_text(char *buf, size_t len, bool have, double pct)
 static void print_settings(FILE *out, const struct cmp_report *r)
 {
 	const struct cmp_opts *o = &r->opts;
+	char cb[256], sb[256];
 
 	fprintf(out, "busypoll compare on %s\n", r->path);
-	fprintf(out, "  kernel %s; client on CPU %d, server on CPU %d, %d thread%s each; TCP, request %u B, "
+	fprintf(out, "  kernel %s; client on CPU%s %s, server on CPU%s %s, %d thread%s each; TCP, request %u B, "
 		     "response %u B\n",
-		r->kernel, o->client_cpu, o->server_cpu, o->threads, o->threads == 1 ? "" : "s", o->request_size,
-		o->response_size);
+		r->kernel, o->nclient_cpus > 1 ? "s" : "", cpu_list(o->client_cpus, o->nclient_cpus, cb, sizeof(cb)),
+		o->nserver_cpus > 1 ? "s" : "", cpu_list(o->server_cpus, o->nserver_cpus, sb, sizeof(sb)), o->threads,
+		o->threads == 1 ? "" : "s", o->request_size, o->response_size);
 	fprintf(out, "  %.1f s per cell after %.1f s warm-up, %d run%s per cell%s; both ends in the same mode "
 		     "unless shown\n",
 		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
@@ -48,6 +79,8 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 		fprintf(out, "  (epoll:suspend sets its own per-NAPI values for its cells; they are restored after)\n");
 	for (int i = 0; i < o->nskipped; i++)
 		fprintf(out, "  not run: %s\n", o->skipped[i]);
+	for (int i = 0; i < r->nstale; i++)
+		fprintf(out, "  at the start: %s\n", r->stale[i]);
 	if (r->interrupted)
 		fprintf(out, "  interrupted: partial results\n");
 }
@@ -72,7 +105,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		char label[300], dt[16], d50[16], d99[16];
 
 		mode_label(r, c, label, sizeof(label));
-		if (c->failed) {
+		if (c->failed && !c->runs) {
 			fprintf(out, "%-*s %5d  failed: %s\n", width, label, c->flows, c->error);
 			continue;
 		}
@@ -86,6 +119,9 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		if (r->opts.runs > 1 && c->runs > 1)
 			fprintf(out, "%-*s %5s %10s tx/s spread %.0f..%.0f (%.1f%%) over %d runs\n", width, "", "", "",
 				c->tps_min, c->tps_max, c->tps ? (c->tps_max - c->tps_min) / c->tps * 100 : 0, c->runs);
+		if (c->failed)
+			fprintf(out, "%-*s %5s  failed after %d run%s (their figures above): %s\n", width, "", "", c->runs,
+				c->runs == 1 ? "" : "s", c->error);
 		flags |= c->proof_missing;
 	}
 	if (flags) {
@@ -98,17 +134,14 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				continue;
 			mode_label(r, c, label, sizeof(label));
 			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
-				     "transaction on the %s: kernel busy polling (almost) never ran%s\n",
+				     "transaction on the %s: kernel busy polling (almost) never ran%s%s%s\n",
 				label, c->flows, c->flows == 1 ? "" : "s", CMP_PROOF_MIN,
 				c->busy_poll_mode_client && c->bprx_client_per_tx < CMP_PROOF_MIN
 					? (c->busy_poll_mode_server && c->bprx_server_per_tx < CMP_PROOF_MIN
 						   ? "client and server"
 						   : "client")
 					: "server",
-				!r->nnapi ? " (loopback has no NAPI to poll)"
-				: c->flows > r->opts.threads ? " (with several flows per thread the wait finds work "
-							      "ready and rarely needs to busy poll)"
-							    : "");
+				proof_reason(r, c)[0] ? " (" : "", proof_reason(r, c), proof_reason(r, c)[0] ? ")" : "");
 		}
 	}
 	fprintf(out, "\nvs base: change against %s with the same flows (tx/s up is better, latency down is better).\n"
@@ -147,6 +180,10 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_bool(e, "client_busy_polls", c->busy_poll_mode_client);
 	em_bool(e, "server_busy_polls", c->busy_poll_mode_server);
 	em_bool(e, "proof_missing", c->proof_missing);
+	if (c->proof_missing && proof_reason(r, c)[0])
+		em_string(e, "proof_note", proof_reason(r, c), 256);
+	else
+		em_null(e, "proof_note");
 	if (c->have_baseline && c->mode_idx) {
 		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
 		em_double(e, "p50_vs_base_pct", c->d_p50_pct);
@@ -169,8 +206,16 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_string(&e, "kernel", r->kernel, sizeof(r->kernel));
 	em_bool(&e, "interrupted", r->interrupted);
 	em_begin(&e, "settings", false);
-	em_int(&e, "client_cpu", o->client_cpu);
-	em_int(&e, "server_cpu", o->server_cpu);
+	{
+		int64_t c[RR_MAX_THREADS], s[RR_MAX_THREADS];
+
+		for (int i = 0; i < o->nclient_cpus; i++)
+			c[i] = o->client_cpus[i];
+		for (int i = 0; i < o->nserver_cpus; i++)
+			s[i] = o->server_cpus[i];
+		em_list(&e, "client_cpus", c, (size_t)o->nclient_cpus);
+		em_list(&e, "server_cpus", s, (size_t)o->nserver_cpus);
+	}
 	em_int(&e, "threads", o->threads);
 	em_u64(&e, "request_size", o->request_size);
 	em_u64(&e, "response_size", o->response_size);
@@ -191,6 +236,13 @@ static void print_json(FILE *out, const struct cmp_report *r)
 		em_u64(&e, "gro_flush_timeout_ns", n->gro_flush_timeout_ns);
 		em_u64(&e, "irq_suspend_timeout_ns", n->irq_suspend_timeout_ns);
 		em_u64(&e, "threaded", n->threaded);
+		em_end(&e);
+	}
+	em_array_end(&e);
+	em_array_begin(&e, "stale_beds_removed");
+	for (int i = 0; i < r->nstale; i++) {
+		em_begin(&e, NULL, false);
+		em_string(&e, "what", r->stale[i], sizeof(r->stale[i]));
 		em_end(&e);
 	}
 	em_array_end(&e);
@@ -226,8 +278,8 @@ static void print_csv(FILE *out, const struct cmp_report *r)
 void compare_print(FILE *out, const struct cmp_report *r)
 {
 	switch (r->opts.format) {
-	case RR_FORMAT_JSON: print_json(out, r); break;
-	case RR_FORMAT_CSV: print_csv(out, r); break;
+	case TOOL_FORMAT_JSON: print_json(out, r); break;
+	case TOOL_FORMAT_CSV: print_csv(out, r); break;
 	default: print_table(out, r); break;
 	}
 }

@@ -12,7 +12,7 @@
 
 #include "tools/compare/compare.h"
 
-#define W 1100
+#define W 1400 /* room for the mode beside each throughput bar */
 #define LAT_X 70
 #define LAT_W 520
 #define BAR_X 700
@@ -130,8 +130,23 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 
 			fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", BAR_X, by + 2,
 				bw, bh - 4, color);
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%.0f</text>\n", BAR_X + bw + 4,
+			/* the spread of the runs (min..max) over the median's bar */
+			if (c->runs > 1 && tmax > 0) {
+				double x0 = BAR_X + c->tps_min / tmax * BAR_W, x1 = BAR_X + c->tps_max / tmax * BAR_W;
+				double ym = by + bh / 2;
+
+				fprintf(f, "<path class=\"spread\" stroke=\"#000\" fill=\"none\" d=\"M%.1f,%.1f H%.1f "
+					   "M%.1f,%.1f V%.1f M%.1f,%.1f V%.1f\"/>\n",
+					x0, ym, x1, x0, ym - 4, ym + 4, x1, ym - 4, ym + 4);
+			}
+			/* the figure and which mode it is, beside the bar */
+			fprintf(f, "<text class=\"bar-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%.0f", BAR_X + bw + 4,
 				by + bh / 2 + 4, c->tps);
+			if (c->runs > 1)
+				fprintf(f, " (%.0f..%.0f)", c->tps_min, c->tps_max);
+			fputs(" ", f);
+			xml_text(f, label);
+			fputs("</text>\n", f);
 		}
 		/* legend entry under the charts */
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
@@ -166,7 +181,13 @@ int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t
 	xml_text(f, r->path);
 	fprintf(f, "; kernel ");
 	xml_text(f, r->kernel);
-	fprintf(f, "; client CPU %d, server CPU %d</text>\n</svg>\n", r->opts.client_cpu, r->opts.server_cpu);
+	{
+		char cb[256], sb[256];
+
+		fprintf(f, "; client CPUs %s, server CPUs %s</text>\n</svg>\n",
+			cpu_list(r->opts.client_cpus, r->opts.nclient_cpus, cb, sizeof(cb)),
+			cpu_list(r->opts.server_cpus, r->opts.nserver_cpus, sb, sizeof(sb)));
+	}
 	if (fclose(f)) {
 		snprintf(err, errlen, "--plot %s: %s", path, strerror(errno));
 		return -errno;

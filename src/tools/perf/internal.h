@@ -14,17 +14,19 @@
 
 #include <busypoll/nvme/host.h>
 
+#include "tools/common/run.h"
 #include "tools/perf/perf.h"
 
+/*
+ * What a job's I/O is for. The run's phases (ready, ramp = warm-up, measure,
+ * drain, done) are the shared driver's (tools/common/run.h, j->w.phase); these say
+ * what the job submits around them.
+ */
 enum perf_phase {
 	PJ_SETUP,      /* connecting the queue */
-	PJ_PREFILL,    /* --verify with reads: stamping the slice once */
-	PJ_READY,      /* waiting for the go */
-	PJ_RAMP,
-	PJ_MEASURE,
-	PJ_DRAIN,      /* no more submissions; the in-flight ones finish */
-	PJ_READBACK,   /* --verify with writes: reading every written block back */
-	PJ_DONE,
+	PJ_PREFILL,    /* --verify with reads: stamping the slice once, before the run is ready */
+	PJ_IO,         /* the workload: ramp and measure, then its drain */
+	PJ_READBACK,   /* --verify with writes, in the drain: reading every written block back */
 	PJ_FAILED,
 };
 
@@ -48,6 +50,7 @@ struct perf_io {
 struct perf_ctx;
 
 struct perf_job {
+	struct run_worker w;     /* the run's phases, the interval's snapshots, the error */
 	struct perf_ctx *ctx;
 	int idx, cpu;
 	struct bp_loop_thread *lt;
@@ -60,19 +63,15 @@ struct perf_job {
 	uint32_t *ready, rhead, rcount; /* completed, not reaped yet (a ring of nios) */
 	uint32_t busy;           /* slots in flight or completed-unreaped */
 	enum perf_phase phase;
-	bool closing, interrupted, wrote;
+	bool closing, wrote, readback_done;
 	uint64_t unit_lo, unit_hi, cursor;
 	uint64_t rng;
 	uint32_t *gen;           /* --verify: per unit of [unit_lo, unit_hi) */
 	struct perf_dir rd, wr;  /* measured */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
-	struct bp_loop_snapshot start, end;
-	bool measured_any;
-	struct bp_timer t_measure, t_end, t_poll;
-	uint64_t measure_at_ns, end_at_ns;
-	int err;
-	char errmsg[600];
+	uint32_t napi_id;        /* of its queue's socket (0: loopback or none), read at teardown */
+	struct bp_timer t_poll;
 };
 
 struct perf_ctx {
@@ -86,7 +85,15 @@ struct perf_ctx {
 	uint32_t run_id;         /* --verify: stamped in every block */
 	bool prefill, readback;
 	struct perf_job *jobs[PERF_MAX_JOBS];
-	atomic_int ready, done, failed;
+	struct run run;          /* the jobs' run (tools/common/run.h) */
+	struct bp_loop *admin;   /* the admin queue's loop, run while the jobs run */
+	struct perf_spawn *sp;   /* our spawned target, sampled on the interval's edges */
+	struct perf_target_stats t0, t1;
+	struct bp_kstats k0, k1;
+	uint64_t last_bytes;     /* progress */
+	uint64_t t_start, last_line, next_line, last_units; /* the pre-fill's progress lines */
+	int admin_err;           /* the admin queue failed (its message in err) */
+	char err[600];
 };
 
 /* perf_job_new - a job's memory (slots, buffers, generations), on the run's thread. NULL: out of memory. */
@@ -94,10 +101,9 @@ struct perf_job *perf_job_new(struct perf_ctx *ctx, int idx);
 void perf_job_free(struct perf_job *j);
 /* Loop-thread setup: open I/O queue idx+1, then pre-fill or report ready. */
 int perf_job_setup(struct bp_loop *loop, void *arg);
-/* Posted: start ramp/measure timers (measure_at_ns/end_at_ns set) and fill the queue. */
-void perf_job_go(struct bp_loop *loop, void *arg);
-/* Posted: stop submitting (interrupt or another job failed), drain, done. */
-void perf_job_stop(struct bp_loop *loop, void *arg);
+/* The run's hooks on a job's thread: the go (fill the queue), and "nothing more to do" (starts a read-back). */
+void perf_job_start(struct run_worker *w);
+bool perf_job_idle(struct run_worker *w);
 /* Join teardown: close the queue on its own thread. */
 void perf_job_teardown(struct bp_loop *loop, void *arg);
 

@@ -54,26 +54,17 @@ static uint64_t rnd_below(struct perf_job *j, uint64_t n)
 static void job_fail(struct perf_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void job_fail(struct perf_job *j, const char *fmt, ...)
 {
+	char msg[600];
 	va_list ap;
 
 	if (j->phase == PJ_FAILED)
 		return;
-	j->err = -EIO;
 	va_start(ap, fmt);
-	vsnprintf(j->errmsg, sizeof(j->errmsg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	j->phase = PJ_FAILED;
-	bp_timer_stop(j->loop, &j->t_measure);
-	bp_timer_stop(j->loop, &j->t_end);
 	bp_timer_stop(j->loop, &j->t_poll);
-	atomic_store(&j->ctx->failed, 1);
-}
-
-static void job_finished(struct perf_job *j)
-{
-	j->phase = PJ_DONE;
-	bp_timer_stop(j->loop, &j->t_poll);
-	atomic_fetch_add(&j->ctx->done, 1);
+	run_worker_fail(&j->w, -EIO, "%s", msg);
 }
 
 /* ---- picking the next I/O ---- */
@@ -82,9 +73,8 @@ static void job_finished(struct perf_job *j)
 static bool may_submit(const struct perf_job *j)
 {
 	switch (j->phase) {
-	case PJ_RAMP:
-	case PJ_MEASURE:
-		return true;
+	case PJ_IO:
+		return run_worker_active(&j->w);
 	case PJ_PREFILL:
 	case PJ_READBACK:
 		return j->cursor < j->unit_hi;
@@ -298,13 +288,14 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 			j->verified += ctx->lbas_per_io;
 		}
 	}
-	if (j->phase == PJ_MEASURE) {
+	if (j->w.phase == RUN_MEASURE && j->phase == PJ_IO) {
 		struct perf_dir *d = io->write ? &j->wr : &j->rd;
 
 		d->ios++;
 		d->bytes += o->bs;
 		bp_hist_record(&d->hist, now - io->submit_ns);
 	}
+	run_worker_add(&j->w, 1);
 	atomic_store_explicit(&j->prog_ios, atomic_load_explicit(&j->prog_ios, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_store_explicit(&j->prog_bytes, atomic_load_explicit(&j->prog_bytes, memory_order_relaxed) + o->bs,
@@ -317,8 +308,7 @@ static void poll_tick(struct bp_loop *loop, void *arg);
 
 static bool io_phase(const struct perf_job *j)
 {
-	return j->phase == PJ_RAMP || j->phase == PJ_MEASURE || j->phase == PJ_PREFILL || j->phase == PJ_DRAIN ||
-	       j->phase == PJ_READBACK;
+	return j->phase == PJ_IO || j->phase == PJ_PREFILL || j->phase == PJ_READBACK;
 }
 
 /* complete_min 0: while I/O is in flight, the loop's wait is a poll (fio: getevents asks for none). */
@@ -338,36 +328,39 @@ static void poll_tick(struct bp_loop *loop, void *arg)
 	bp_timer_start(loop, &j->t_poll, 0, poll_tick, j);
 }
 
-/* job_advance - move on when a phase's I/O is all back. */
+/* job_advance - move on when a phase's I/O is all back: the pre-fill makes the job ready, the drain done. */
 static void job_advance(struct perf_job *j)
 {
 	if (j->busy)
 		return;
-	switch (j->phase) {
-	case PJ_PREFILL:
-		if (j->cursor < j->unit_hi)
-			return;
-		j->phase = PJ_READY;
-		atomic_fetch_add(&j->ctx->ready, 1);
-		break;
-	case PJ_DRAIN:
-		if (j->ctx->readback && j->wrote && !j->interrupted) {
-			j->phase = PJ_READBACK;
-			j->cursor = j->unit_lo;
-			job_fill(j);
-			if (!j->busy && j->phase == PJ_READBACK)
-				job_finished(j);
-			break;
-		}
-		job_finished(j);
-		break;
-	case PJ_READBACK:
-		if (j->cursor >= j->unit_hi || !may_submit(j))
-			job_finished(j);
-		break;
-	default:
-		break;
+	if (j->phase == PJ_PREFILL && j->cursor >= j->unit_hi) {
+		j->phase = PJ_IO;
+		run_worker_ready(&j->w);
+		return;
 	}
+	run_worker_drained(&j->w);
+}
+
+/*
+ * perf_job_idle - the run's drain asks: nothing in flight and nothing more to do?
+ * A --verify write job first reads every written block back (unless stopped).
+ */
+bool perf_job_idle(struct run_worker *w)
+{
+	struct perf_job *j = (struct perf_job *)w;
+
+	if (j->busy)
+		return false;
+	if (j->phase == PJ_IO && j->ctx->readback && j->wrote && !w->interrupted && !j->closing) {
+		j->phase = PJ_READBACK;
+		j->cursor = j->unit_lo;
+		job_fill(j);
+		poll_arm(j);
+	}
+	if (j->phase == PJ_READBACK && (j->busy || (j->cursor < j->unit_hi && !w->interrupted)))
+		return false;
+	bp_timer_stop(j->loop, &j->t_poll);
+	return true;
 }
 
 static void job_service(void *arg)
@@ -378,7 +371,7 @@ static void job_service(void *arg)
 	if (j->closing || j->phase == PJ_FAILED)
 		return;
 	for (;;) {
-		bool steady = j->phase == PJ_RAMP || j->phase == PJ_MEASURE;
+		bool steady = j->phase == PJ_IO && run_worker_active(&j->w);
 		uint32_t need = steady ? ((uint32_t)o->reap_min < j->busy ? (uint32_t)o->reap_min : j->busy) : 1;
 		uint32_t take = steady && (uint32_t)o->reap_max < j->rcount ? (uint32_t)o->reap_max : j->rcount;
 		uint64_t now;
@@ -401,72 +394,15 @@ static void job_service(void *arg)
 	poll_arm(j);
 }
 
-static void phase_measure(struct bp_loop *loop, void *arg)
+/* perf_job_start - the go: sequential patterns start at the slice's start (after any pre-fill), fill the queue. */
+void perf_job_start(struct run_worker *w)
 {
-	struct perf_job *j = arg;
+	struct perf_job *j = (struct perf_job *)w;
 
-	if (j->phase != PJ_RAMP)
-		return;
-	bp_loop_snapshot_take(j->loop, &j->start);
-	j->measured_any = true;
-	j->phase = PJ_MEASURE;
-}
-
-/* phase_end - the measured interval is over (timer) or cut short (interrupt). */
-static void phase_end(struct perf_job *j)
-{
-	if (j->phase == PJ_MEASURE) {
-		bp_loop_snapshot_take(j->loop, &j->end);
-	} else if (j->phase == PJ_RAMP) {
-		bp_loop_snapshot_take(j->loop, &j->start);
-		j->end = j->start;
-	} else if (j->phase != PJ_PREFILL && j->phase != PJ_READBACK && j->phase != PJ_READY) {
-		return;
-	}
-	bp_timer_stop(j->loop, &j->t_measure);
-	bp_timer_stop(j->loop, &j->t_end);
-	if (j->phase == PJ_READY) {
-		job_finished(j);
-		return;
-	}
-	j->phase = PJ_DRAIN;
-	job_advance(j);
-}
-
-static void on_end_timer(struct bp_loop *loop, void *arg)
-{
-	phase_end(arg);
-}
-
-void perf_job_go(struct bp_loop *loop, void *arg)
-{
-	struct perf_job *j = arg;
-	uint64_t now = bp_now_ns();
-
-	if (j->phase != PJ_READY)
-		return;
-	j->phase = PJ_RAMP;
-	j->cursor = j->unit_lo; /* sequential patterns start at the slice's start, after any pre-fill */
-	if (j->measure_at_ns <= now)
-		phase_measure(loop, j);
-	else
-		bp_timer_start(loop, &j->t_measure, (j->measure_at_ns - now) / 1000, phase_measure, j);
-	bp_timer_start(loop, &j->t_end, j->end_at_ns > now ? (j->end_at_ns - now) / 1000 : 0, on_end_timer, j);
+	j->phase = PJ_IO;
+	j->cursor = j->unit_lo;
 	job_fill(j);
 	poll_arm(j);
-}
-
-void perf_job_stop(struct bp_loop *loop, void *arg)
-{
-	struct perf_job *j = arg;
-
-	(void)loop;
-	if (j->phase == PJ_DONE || j->phase == PJ_FAILED)
-		return;
-	j->interrupted = true;
-	if (j->phase == PJ_DRAIN)
-		return;
-	phase_end(j);
 }
 
 /* ---- life ---- */
@@ -545,7 +481,9 @@ int perf_job_setup(struct bp_loop *loop, void *arg)
 	int ret;
 
 	j->loop = loop;
+	j->w.loop = loop;
 	j->phase = PJ_SETUP;
+	ev_name_thread("perf-job", j->idx);
 	ret = bp_nvmeh_ctrl_io_queue(ctx->ctrl, loop, (uint16_t)(j->idx + 1), &j->q);
 	if (ret) {
 		char s[96];
@@ -563,8 +501,8 @@ int perf_job_setup(struct bp_loop *loop, void *arg)
 		job_fill(j);
 		poll_arm(j);
 	} else {
-		j->phase = PJ_READY;
-		atomic_fetch_add(&ctx->ready, 1);
+		j->phase = PJ_IO;
+		run_worker_ready(&j->w);
 	}
 	return 0;
 }
@@ -575,8 +513,10 @@ void perf_job_teardown(struct bp_loop *loop, void *arg)
 
 	(void)loop;
 	j->closing = true;
-	bp_timer_stop(loop, &j->t_measure);
-	bp_timer_stop(loop, &j->t_end);
+	if (j->q && bp_sock_napi_id(bp_nvmeh_queue_fd(j->q), &j->napi_id))
+		j->napi_id = 0;
+	bp_timer_stop(loop, &j->w.t_measure);
+	bp_timer_stop(loop, &j->w.t_end);
 	bp_timer_stop(loop, &j->t_poll);
 	if (j->q)
 		bp_nvmeh_queue_close(j->q);

@@ -10,7 +10,6 @@
  * options run after the whole command line is read.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +25,6 @@
 
 void perf_opts_defaults(struct perf_opts *o)
 {
-	char err[128];
-
 	memset(o, 0, sizeof(*o));
 	o->nsid = 1;
 	o->rw = PERF_RW_READ;          /* fio's default rw */
@@ -41,11 +38,10 @@ void perf_opts_defaults(struct perf_opts *o)
 	o->runtime_s = 10;
 	o->ramp_s = 0;
 	o->io_timeout_ms = 30000;      /* Linux's nvme_core.io_timeout */
-	o->format = PERF_FORMAT_TABLE;
+	o->format = TOOL_FORMAT_TABLE;
 	o->interval_s = 1;
-	if (bp_mode_parse("epoll:block", &o->mode, err, sizeof(err)) != 0)
-		memset(&o->mode, 0, sizeof(o->mode));
-	bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
+	o->mode = opt_mode_default;
+	memcpy(o->mode_text, opt_mode_default_text, sizeof(o->mode_text));
 	perf_opts_resolve(o);
 }
 
@@ -131,159 +127,10 @@ int perf_split_args(const char *args, char *buf, char **words, int max)
 	return n;
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: busypoll perf --target ADDR:PORT --nqn NQN [options]\n"
-		"\n"
-		"fio for NVMe/TCP on the busypoll engine: a userspace initiator with fio's\n"
-		"options and meanings (fio's underscored spellings work too), every engine wait\n"
-		"mode on the host side. Each job is one I/O queue connection on its own loop\n"
-		"thread. Runs are time based and direct, always.\n"
-		"\n"
-		"target:\n"
-		"  --target ADDR:PORT       the NVMe/TCP target (port default %d)\n"
-		"  --nqn NQN                its subsystem NQN\n"
-		"  --nsid N                 namespace (default 1)\n"
-		"  --hostnqn NQN            our host NQN (default: a random uuid NQN)\n"
-		"  --digest LIST            hdr, data, hdr,data or none (default none)\n"
-		"  --io-timeout S           a command unanswered S seconds fails the run\n"
-		"                           (default 30, as Linux's nvme_core.io_timeout)\n"
-		"workload (fio's meanings):\n"
-		"  --rw PATTERN             read, write, randread, randwrite, randrw (default read)\n"
-		"  --rwmixread PCT          percent reads in randrw (default 50); --rwmixwrite\n"
-		"  --bs SIZE                block size, k/M suffixes (default 4k)\n"
-		"  --iodepth N              I/Os in flight per job, 1..%d (default 1)\n"
-		"  --iodepth-batch N        submit in batches of N (fio iodepth_batch_submit;\n"
-		"                           default 1, 0 = iodepth)\n"
-		"  --iodepth-batch-complete-min N\n"
-		"                           reap at least N completions before submitting again\n"
-		"                           (default 1; 0 = at least 1, but poll instead of sleep)\n"
-		"  --iodepth-batch-complete-max N\n"
-		"                           reap at most N before submitting again (default: min)\n"
-		"  --numjobs N              jobs, each its own I/O queue and thread, 1..%d\n"
-		"  --cpus LIST              job i on the i-th CPU of LIST (e.g. 0,2-3)\n"
-		"  --runtime T              measured seconds (default 10; s, ms, m, h suffixes)\n"
-		"  --ramp-time T            seconds of I/O before measuring (default 0)\n"
-		"  --offset SIZE            where the region starts (default 0)\n"
-		"  --size SIZE              the region (default: to the end of the namespace);\n"
-		"                           k M G T suffixes. Offsets are uniformly random\n"
-		"                           (fio's norandommap) or sequential, wrapping\n"
-		"  --verify                 stamp every block with its LBA, a generation, the run\n"
-		"                           and a CRC32C on write, check on read; read patterns\n"
-		"                           pre-fill the region, write patterns read it back at\n"
-		"                           the end. Jobs get disjoint slices. A mismatch fails\n"
-		"                           the run and names the LBA\n"
-		"host:\n"
-		"  --mode MODE              engine wait mode of every job (default epoll:block;\n"
-		"                           see `busypoll modes`)\n"
-		"output:\n"
-		"  --format F               table, json or csv (default table)\n"
-		"  --interval S             a progress line on stderr every S s (default 1, 0 off)\n"
-		"  -q, --quiet              no progress lines\n"
-		"the reference table:\n"
-		"  --sweep numjobs=A..B     one run per job count: threads, IOPS (K), average\n"
-		"                           latency, P99.99\n"
-		"  --spawn-target ARGS      run our own `busypoll target ARGS` for the runs (its\n"
-		"                           --listen and --nqn default to --target and --nqn);\n"
-		"                           its counters and CPU join the results\n"
-		"  --target-config ARGS     repeatable: one block per configuration, the target\n"
-		"                           restarted with ARGS added (needs --spawn-target)\n"
-		"  -h, --help               this text\n"
-		"\n"
-		"Exit: 0 done, 1 the run failed (target down, refused, I/O error, timeout,\n"
-		"verify mismatch), 2 bad input, 130 interrupted (partial results printed).\n",
-		PERF_DEFAULT_PORT, PERF_MAX_IODEPTH, PERF_MAX_JOBS);
-}
-
-enum {
-	OPT_TARGET = 256, OPT_NQN, OPT_NSID, OPT_HOSTNQN, OPT_DIGEST, OPT_IO_TIMEOUT, OPT_RW, OPT_MIXREAD,
-	OPT_MIXWRITE, OPT_BS, OPT_IODEPTH, OPT_BATCH, OPT_CMIN, OPT_CMAX, OPT_NUMJOBS, OPT_CPUS, OPT_RUNTIME,
-	OPT_RAMP, OPT_OFFSET, OPT_SIZE, OPT_VERIFY, OPT_MODE, OPT_FORMAT, OPT_INTERVAL, OPT_SWEEP, OPT_SPAWN,
-	OPT_CONFIG, OPT_TIME_BASED, OPT_DIRECT,
-};
-
-static const struct option long_opts[] = {
-	{ "target", required_argument, NULL, OPT_TARGET },
-	{ "nqn", required_argument, NULL, OPT_NQN },
-	{ "nsid", required_argument, NULL, OPT_NSID },
-	{ "hostnqn", required_argument, NULL, OPT_HOSTNQN },
-	{ "digest", required_argument, NULL, OPT_DIGEST },
-	{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
-	{ "rw", required_argument, NULL, OPT_RW },
-	{ "readwrite", required_argument, NULL, OPT_RW },
-	{ "rwmixread", required_argument, NULL, OPT_MIXREAD },
-	{ "rwmixwrite", required_argument, NULL, OPT_MIXWRITE },
-	{ "bs", required_argument, NULL, OPT_BS },
-	{ "blocksize", required_argument, NULL, OPT_BS },
-	{ "iodepth", required_argument, NULL, OPT_IODEPTH },
-	{ "iodepth-batch", required_argument, NULL, OPT_BATCH },
-	{ "iodepth_batch", required_argument, NULL, OPT_BATCH },
-	{ "iodepth-batch-submit", required_argument, NULL, OPT_BATCH },
-	{ "iodepth_batch_submit", required_argument, NULL, OPT_BATCH },
-	{ "iodepth-batch-complete-min", required_argument, NULL, OPT_CMIN },
-	{ "iodepth_batch_complete_min", required_argument, NULL, OPT_CMIN },
-	{ "iodepth_batch_complete", required_argument, NULL, OPT_CMIN },
-	{ "iodepth-batch-complete-max", required_argument, NULL, OPT_CMAX },
-	{ "iodepth_batch_complete_max", required_argument, NULL, OPT_CMAX },
-	{ "numjobs", required_argument, NULL, OPT_NUMJOBS },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "runtime", required_argument, NULL, OPT_RUNTIME },
-	{ "ramp-time", required_argument, NULL, OPT_RAMP },
-	{ "ramp_time", required_argument, NULL, OPT_RAMP },
-	{ "offset", required_argument, NULL, OPT_OFFSET },
-	{ "size", required_argument, NULL, OPT_SIZE },
-	{ "verify", optional_argument, NULL, OPT_VERIFY },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "sweep", required_argument, NULL, OPT_SWEEP },
-	{ "spawn-target", required_argument, NULL, OPT_SPAWN },
-	{ "target-config", required_argument, NULL, OPT_CONFIG },
-	{ "time_based", no_argument, NULL, OPT_TIME_BASED },
-	{ "time-based", no_argument, NULL, OPT_TIME_BASED },
-	{ "direct", required_argument, NULL, OPT_DIRECT },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-static const char short_opts[] = "+:qh";
-
-/*
- * opt_time - seconds, as fio's time type: a decimal with an optional unit
- * (s, ms, m, h; none = seconds).
- */
+/* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
 static int opt_time(const char *name, const char *s, bool zero_ok, double *out, char *err, size_t errlen)
 {
-	char num[32];
-	size_t len = strlen(s);
-	double mult = 1;
-	int r;
-
-	if (len >= 2 && !strcmp(s + len - 2, "ms")) {
-		mult = 1e-3;
-		len -= 2;
-	} else if (len && (s[len - 1] == 's' || s[len - 1] == 'm' || s[len - 1] == 'h')) {
-		mult = s[len - 1] == 'm' ? 60 : s[len - 1] == 'h' ? 3600 : 1;
-		len--;
-	}
-	if (len == 0 || len >= sizeof(num))
-		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
-	memcpy(num, s, len);
-	num[len] = 0;
-	r = tool_opt_seconds(name, num, zero_ok, MAX_SECONDS / mult, out, NULL, 0);
-	if (r) {
-		if (num[0] == '-')
-			return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
-		if (strspn(num, "0123456789.") == len && strchr(num, '.') == strrchr(num, '.') && strspn(num, ".") != len) {
-			if (strtod(num, NULL) == 0)
-				return tool_fail(err, errlen, "%s %s: must be more than 0", name, s);
-			return tool_fail(err, errlen, "%s %s: at most a week", name, s);
-		}
-		return tool_fail(err, errlen, "%s %s: not a time (seconds, or with s, ms, m or h)", name, s);
-	}
-	*out *= mult;
-	return 0;
+	return tool_opt_seconds(name, s, zero_ok, MAX_SECONDS, out, err, errlen);
 }
 
 /* opt_size64 - bytes with an optional k K m M g G t T suffix (powers of 1024), in [lo, 2^60]. */
@@ -313,9 +160,107 @@ static int opt_size64(const char *name, const char *s, uint64_t lo, uint64_t *ou
 	return 0;
 }
 
-/* opt_sweep - "numjobs=A..B" (or A-B, or one N). */
-static int opt_sweep(const char *s, struct perf_opts *o, char *err, size_t errlen)
+/* ---- the table's own parsers (opt_parse_fn: field at base + spec->off) ---- */
+
+/* parse_time - a fio time into a double field; OPT_F_ZERO_OK allows 0. */
+static int parse_time(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
 {
+	return opt_time(name, v, sp->flags & OPT_F_ZERO_OK, (double *)((char *)base + sp->off), err, errlen);
+}
+
+/* parse_io_timeout - a fio time between 1 ms and an hour, kept in ms. */
+static int parse_io_timeout(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			    size_t errlen)
+{
+	struct perf_opts *o = base;
+	double d;
+	int r = opt_time(name, v, false, &d, err, errlen);
+
+	if (!r && (d > MAX_TIMEOUT_S || d < 0.001))
+		r = tool_fail(err, errlen, "%s %s: between 1 ms and an hour", name, v);
+	if (!r)
+		o->io_timeout_ms = (uint32_t)(d * 1000 + 0.5);
+	return r;
+}
+
+/* parse_offset / parse_size - bytes of the region: --offset any multiple of 512, --size at least 512. */
+static int parse_offset(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
+{
+	struct perf_opts *o = base;
+	int r = opt_size64(name, v, 0, &o->offset, err, errlen);
+
+	if (!r && o->offset % 512)
+		r = tool_fail(err, errlen, "%s %s: must be a multiple of 512 bytes (an LBA)", name, v);
+	return r;
+}
+
+static int parse_size(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	return opt_size64(name, v, 512, &((struct perf_opts *)base)->size, err, errlen);
+}
+
+/* parse_nqn - --nqn and --hostnqn: text of at most BP_NVMF_NQN_MAX bytes. */
+static int parse_nqn(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		     size_t errlen)
+{
+	char *dst = (char *)base + sp->off;
+
+	if (!*v || *v == '-')
+		return tool_fail(err, errlen, "%s needs a value (got '%s')", name, v);
+	if (strlen(v) > BP_NVMF_NQN_MAX)
+		return tool_fail(err, errlen, "%s: an NQN is at most %d bytes", name, BP_NVMF_NQN_MAX);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+/* parse_verify - --verify, --verify=1|crc32c|crc32c-intel (on), --verify=0|none (off). */
+static int parse_verify(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	if (!v || !strcmp(v, "1") || !strcmp(v, "crc32c") || !strcmp(v, "crc32c-intel"))
+		o->verify = true;
+	else if (!strcmp(v, "0") || !strcmp(v, "none"))
+		o->verify = false;
+	else
+		return tool_fail(err, errlen, "%s=%s: the stamp's checksum is crc32c (or 0/none for off)", name, v);
+	return 0;
+}
+
+/* parse_direct - --direct=1 only: a userspace initiator has no page cache. */
+static int parse_direct(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
+{
+	if (strcmp(v, "1"))
+		return tool_fail(err, errlen, "%s %s: a userspace initiator has no page cache: only 1", name, v);
+	return 0;
+}
+
+/* parse_config - --target-config, repeatable: one more block. */
+static int parse_config(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	if (o->nconfigs == PERF_MAX_CONFIGS)
+		return tool_fail(err, errlen, "%s: at most %d of them", name, PERF_MAX_CONFIGS);
+	if (!*v)
+		return tool_fail(err, errlen, "%s needs a value (got '')", name);
+	if (strlen(v) >= sizeof(o->configs[0]))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(o->configs[0]) - 1);
+	snprintf(o->configs[o->nconfigs++], sizeof(o->configs[0]), "%s", v);
+	return 0;
+}
+
+/* parse_sweep - "numjobs=A..B" (or A-B, or one N). */
+static int parse_sweep(const struct opt_spec *sp, const char *name, const char *s, void *base, char *err,
+		       size_t errlen)
+{
+	struct perf_opts *o = base;
 	const char *p;
 	char a[16] = "", b[16] = "";
 	long long lo, hi;
@@ -354,8 +299,11 @@ static int opt_sweep(const char *s, struct perf_opts *o, char *err, size_t errle
 	return 0;
 }
 
-static int opt_digest(const char *s, struct perf_opts *o, char *err, size_t errlen)
+/* parse_digest - hdr, data, hdr,data or none. */
+static int parse_digest(const struct opt_spec *sp, const char *name, const char *s, void *base, char *err,
+			size_t errlen)
 {
+	struct perf_opts *o = base;
 	char buf[64], *save = NULL, *w;
 
 	o->hdgst = o->ddgst = false;
@@ -363,236 +311,171 @@ static int opt_digest(const char *s, struct perf_opts *o, char *err, size_t errl
 		return 0;
 	if (strlen(s) >= sizeof(buf) || !*s)
 		return tool_fail(err, errlen, "--digest %s: must be hdr, data, hdr,data or none", s);
+	if (tool_check_list(name, s, ',', err, errlen))
+		return -EINVAL;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(w, "hdr") || !strcmp(w, "header"))
-			o->hdgst = true;
-		else if (!strcmp(w, "data"))
-			o->ddgst = true;
-		else
+		bool hdr = !strcmp(w, "hdr") || !strcmp(w, "header"), *d = hdr ? &o->hdgst : &o->ddgst;
+
+		if (!hdr && strcmp(w, "data"))
 			return tool_fail(err, errlen, "--digest %s: '%s' is not hdr or data", s, w);
+		if (*d)
+			return tool_fail(err, errlen, "--digest %s: %s given twice", s, hdr ? "hdr" : "data");
+		*d = true;
 	}
 	return 0;
 }
 
-static int opt_text(const char *name, const char *s, char *dst, size_t max, char *err, size_t errlen)
+
+#define PF(m) OPT_FIELD(struct perf_opts, m)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "randrw", NULL };
+
+/* fio's options; fio's underscored spellings are hidden aliases of ours. */
+static const struct opt_spec perf_specs[] = {
+	{ .name = "target", .kind = OPT_TEXT, PF(target), .arg = "ADDR:PORT",
+	  .help = "the NVMe/TCP target (port default " STR(PERF_DEFAULT_PORT) ")" },
+	{ .name = "nqn", .kind = OPT_CUSTOM, PF(nqn), .parse = parse_nqn, .arg = "NQN", .help = "its subsystem NQN" },
+	{ .name = "nsid", .kind = OPT_INT, PF(nsid), .lo = 1, .hi = 0xfffffffe, .arg = "N", .help = "namespace",
+	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "hostnqn", .kind = OPT_CUSTOM, PF(hostnqn), .parse = parse_nqn, .arg = "NQN",
+	  .help = "our host NQN (default: a random uuid NQN)" },
+	{ .name = "digest", .kind = OPT_CUSTOM, .parse = parse_digest, .arg = "LIST",
+	  .help = "hdr, data, hdr,data or none (default none)" },
+	{ .name = "io-timeout", .kind = OPT_CUSTOM, .parse = parse_io_timeout, .arg = "S",
+	  .help = "a command unanswered S seconds fails the run\n(default 30, as Linux's nvme_core.io_timeout)" },
+	{ .name = "rw", .kind = OPT_CHOICE, PF(rw), .choices = rw_names, .arg = "PATTERN",
+	  .help = "read, write, randread, randwrite, randrw", .dflt = OPT_DFLT_FIELD },
+	{ .name = "readwrite", .kind = OPT_CHOICE, .flags = OPT_F_HIDDEN, PF(rw), .choices = rw_names, .alias_of = "rw" },
+	{ .name = "rwmixread", .kind = OPT_INT, PF(rwmixread), .lo = 0, .hi = 100, .arg = "PCT",
+	  .help = "percent reads in randrw", .dflt = OPT_DFLT_FIELD },
+	{ .name = "rwmixwrite", .kind = OPT_INT, PF(rwmixwrite), .lo = 0, .hi = 100, .arg = "PCT",
+	  .help = "percent writes in randrw (100 - rwmixread)" },
+	{ .name = "bs", .kind = OPT_SIZE, PF(bs), .hi = PERF_MAX_BS, .arg = "SIZE", .help = "block size, k/M suffixes",
+	  .dflt = "4k" },
+	{ .name = "blocksize", .kind = OPT_SIZE, .flags = OPT_F_HIDDEN, PF(bs), .hi = PERF_MAX_BS, .alias_of = "bs" },
+	{ .name = "iodepth", .kind = OPT_INT, PF(iodepth), .lo = 1, .hi = PERF_MAX_IODEPTH, .arg = "N",
+	  .help = "I/Os in flight per job, 1.." STR(PERF_MAX_IODEPTH), .dflt = OPT_DFLT_FIELD },
+	{ .name = "iodepth-batch", .kind = OPT_INT, PF(iodepth_batch), .lo = 0, .hi = PERF_MAX_IODEPTH, .arg = "N",
+	  .help = "submit in batches of N (fio iodepth_batch_submit;\ndefault 1, 0 = iodepth)" },
+	{ .name = "iodepth_batch", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(iodepth_batch), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch" },
+	{ .name = "iodepth-batch-submit", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(iodepth_batch), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch" },
+	{ .name = "iodepth_batch_submit", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(iodepth_batch), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch" },
+	{ .name = "iodepth-batch-complete-min", .kind = OPT_INT, PF(complete_min), .lo = 0, .hi = PERF_MAX_IODEPTH,
+	  .arg = "N", .help = "reap at least N completions before submitting again\n(default 1; 0 = at least 1, but poll instead of sleep)" },
+	{ .name = "iodepth_batch_complete_min", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(complete_min), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch-complete-min" },
+	{ .name = "iodepth_batch_complete", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(complete_min), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch-complete-min" },
+	{ .name = "iodepth-batch-complete-max", .kind = OPT_INT, PF(complete_max), .lo = 0, .hi = PERF_MAX_IODEPTH,
+	  .arg = "N", .help = "reap at most N before submitting again (default: min)" },
+	{ .name = "iodepth_batch_complete_max", .kind = OPT_INT, .flags = OPT_F_HIDDEN, PF(complete_max), .lo = 0,
+	  .hi = PERF_MAX_IODEPTH, .alias_of = "iodepth-batch-complete-max" },
+	{ .name = "numjobs", .kind = OPT_INT, PF(numjobs), .lo = 1, .hi = PERF_MAX_JOBS, .arg = "N",
+	  .help = "jobs, each its own I/O queue and thread, 1.." STR(PERF_MAX_JOBS), .dflt = OPT_DFLT_FIELD },
+	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, cpus, ncpus), .arg = "LIST",
+	  .help = "job i on the i-th CPU of LIST (e.g. 0,2-3)" },
+	{ .name = "runtime", .kind = OPT_CUSTOM, PF(runtime_s), .parse = parse_time, .arg = "T",
+	  .help = "measured seconds (s, ms, m, h suffixes)", .dflt = OPT_DFLT_FIELD },
+	{ .name = "ramp-time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
+	  .help = "seconds of I/O before measuring", .dflt = "0" },
+	{ .name = "ramp_time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK | OPT_F_HIDDEN, PF(ramp_s),
+	  .parse = parse_time, .alias_of = "ramp-time" },
+	/* the word every other command uses for it */
+	{ .name = "warmup", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
+	  .help = "the same as --ramp-time", .alias_of = "ramp-time" },
+	{ .name = "offset", .kind = OPT_CUSTOM, .parse = parse_offset, .arg = "SIZE",
+	  .help = "where the region starts (default 0)" },
+	{ .name = "size", .kind = OPT_CUSTOM, .parse = parse_size, .arg = "SIZE",
+	  .help = "the region (default: to the end of the namespace);\nk M G T suffixes. Offsets are uniformly random\n"
+		  "(fio's norandommap) or sequential, wrapping" },
+	{ .name = "verify", .kind = OPT_CUSTOM, .flags = OPT_F_OPTIONAL, .parse = parse_verify,
+	  .help = "stamp every block with its LBA, a generation, the run\nand a CRC32C on write, check on read; read patterns\n"
+		  "pre-fill the region, write patterns read it back at\nthe end. Jobs get disjoint slices. A mismatch fails\n"
+		  "the run and names the LBA" },
+	{ .name = "mode", .kind = OPT_MODE, OPT_MODE_FIELD(struct perf_opts, mode, mode_text), .arg = "MODE",
+	  .help = "engine wait mode of every job (see `busypoll modes`)", .dflt = OPT_DFLT_FIELD },
+	{ .name = "interval", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(interval_s), .parse = parse_time,
+	  .arg = "S", .help = "a progress line on stderr every S s (0 off)", .dflt = OPT_DFLT_FIELD },
+	{ .name = "sweep", .kind = OPT_CUSTOM, .parse = parse_sweep, .arg = "numjobs=A..B",
+	  .help = "one run per job count: threads, IOPS (K), average\nlatency, P99.99" },
+	{ .name = "spawn-target", .kind = OPT_TEXT, .flags = OPT_F_DASH_OK, PF(spawn_args), .arg = "ARGS",
+	  .help = "run our own `busypoll target ARGS` for the runs (its\n--listen and --nqn default to --target and --nqn);\n"
+		  "its counters and CPU join the results" },
+	{ .name = "target-config", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_config, .arg = "ARGS",
+	  .help = "repeatable: one block per configuration, the target\nrestarted with ARGS added (needs --spawn-target)" },
+	{ .name = "time_based", .kind = OPT_FLAG, .flags = OPT_F_HIDDEN, PF(time_based) },
+	{ .name = "time-based", .kind = OPT_FLAG, .flags = OPT_F_HIDDEN, PF(time_based), .alias_of = "time_based" },
+	{ .name = "direct", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_direct },
+};
+
+/* perf_check - the rules between perf's options, then fio's meanings resolved. */
+static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
 {
-	if (!*s || (*s == '-' && strcmp(name, "--spawn-target") && strcmp(name, "--target-config")))
-		return tool_fail(err, errlen, "%s needs a value (got '%s')", name, s);
-	if (strlen(s) >= max)
-		return tool_fail(err, errlen, "%s: longer than %zu characters", name, max - 1);
-	snprintf(dst, max, "%s", s);
-	return 0;
-}
+	struct perf_opts *o = base;
+	bool mixr = opt_given(seen, "rwmixread"), mixw = opt_given(seen, "rwmixwrite");
 
-int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen)
-{
-	bool numjobs_given = false, mixr = false, mixw = false;
-	const char *cpus_text = NULL;
-	int mixw_val = 0;
-	char name[64];
-	long long v = 0;
-	double d;
-	int c, r;
-
-	perf_opts_defaults(o);
-	if (err && errlen)
-		err[0] = 0;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
-		r = 0;
-		switch (c) {
-		case OPT_TARGET:
-			r = opt_text("--target", optarg, o->target, sizeof(o->target), err, errlen);
-			break;
-		case OPT_NQN:
-			r = opt_text("--nqn", optarg, o->nqn, sizeof(o->nqn), err, errlen);
-			if (!r && strlen(o->nqn) > BP_NVMF_NQN_MAX)
-				r = tool_fail(err, errlen, "--nqn: an NQN is at most %d bytes", BP_NVMF_NQN_MAX);
-			break;
-		case OPT_HOSTNQN:
-			r = opt_text("--hostnqn", optarg, o->hostnqn, sizeof(o->hostnqn), err, errlen);
-			if (!r && strlen(o->hostnqn) > BP_NVMF_NQN_MAX)
-				r = tool_fail(err, errlen, "--hostnqn: an NQN is at most %d bytes", BP_NVMF_NQN_MAX);
-			break;
-		case OPT_NSID:
-			r = tool_opt_int("--nsid", optarg, 1, 0xfffffffe, &v, err, errlen);
-			o->nsid = (uint32_t)v;
-			break;
-		case OPT_DIGEST:
-			r = opt_digest(optarg, o, err, errlen);
-			break;
-		case OPT_IO_TIMEOUT:
-			r = opt_time("--io-timeout", optarg, false, &d, err, errlen);
-			if (!r && (d > MAX_TIMEOUT_S || d < 0.001))
-				r = tool_fail(err, errlen, "--io-timeout %s: between 1 ms and an hour", optarg);
-			if (!r)
-				o->io_timeout_ms = (uint32_t)(d * 1000 + 0.5);
-			break;
-		case OPT_RW: {
-			static const char *const pats[] = { "read", "write", "randread", "randwrite", "randrw", NULL };
-			int p = tool_opt_choice("--rw", optarg, pats, err, errlen);
-
-			r = p < 0 ? p : 0;
-			if (p >= 0)
-				o->rw = (enum perf_rw)p;
-			break;
-		}
-		case OPT_MIXREAD:
-			r = tool_opt_int("--rwmixread", optarg, 0, 100, &v, err, errlen);
-			o->rwmixread = (int)v;
-			mixr = true;
-			break;
-		case OPT_MIXWRITE:
-			r = tool_opt_int("--rwmixwrite", optarg, 0, 100, &v, err, errlen);
-			mixw_val = (int)v;
-			mixw = true;
-			break;
-		case OPT_BS:
-			r = tool_opt_size("--bs", optarg, PERF_MAX_BS, &o->bs, err, errlen);
-			if (!r && o->bs % 512)
-				r = tool_fail(err, errlen, "--bs %s: must be a multiple of 512 bytes (an LBA)", optarg);
-			break;
-		case OPT_IODEPTH:
-			r = tool_opt_int("--iodepth", optarg, 1, PERF_MAX_IODEPTH, &v, err, errlen);
-			o->iodepth = (int)v;
-			break;
-		case OPT_BATCH:
-			r = tool_opt_int("--iodepth-batch", optarg, 0, PERF_MAX_IODEPTH, &v, err, errlen);
-			o->iodepth_batch = (int)v;
-			break;
-		case OPT_CMIN:
-			r = tool_opt_int("--iodepth-batch-complete-min", optarg, 0, PERF_MAX_IODEPTH, &v, err, errlen);
-			o->complete_min = (int)v;
-			break;
-		case OPT_CMAX:
-			r = tool_opt_int("--iodepth-batch-complete-max", optarg, 0, PERF_MAX_IODEPTH, &v, err, errlen);
-			o->complete_max = (int)v; /* below complete_min: raised to it, as fio does */
-			break;
-		case OPT_NUMJOBS:
-			r = tool_opt_int("--numjobs", optarg, 1, PERF_MAX_JOBS, &v, err, errlen);
-			o->numjobs = (int)v;
-			numjobs_given = true;
-			break;
-		case OPT_CPUS:
-			cpus_text = optarg;
-			r = tool_opt_cpus("--cpus", optarg, o->cpus, PERF_MAX_JOBS, &o->ncpus, err, errlen);
-			break;
-		case OPT_RUNTIME:
-			r = opt_time("--runtime", optarg, false, &o->runtime_s, err, errlen);
-			break;
-		case OPT_RAMP:
-			r = opt_time("--ramp-time", optarg, true, &o->ramp_s, err, errlen);
-			break;
-		case OPT_OFFSET:
-			r = opt_size64("--offset", optarg, 0, &o->offset, err, errlen);
-			if (!r && o->offset % 512)
-				r = tool_fail(err, errlen, "--offset %s: must be a multiple of 512 bytes (an LBA)", optarg);
-			break;
-		case OPT_SIZE:
-			r = opt_size64("--size", optarg, 512, &o->size, err, errlen);
-			break;
-		case OPT_VERIFY:
-			if (!optarg || !strcmp(optarg, "1") || !strcmp(optarg, "crc32c") || !strcmp(optarg, "crc32c-intel"))
-				o->verify = true;
-			else if (!strcmp(optarg, "0") || !strcmp(optarg, "none"))
-				o->verify = false;
-			else
-				r = tool_fail(err, errlen, "--verify=%s: the stamp's checksum is crc32c (or 0/none for off)",
-					      optarg);
-			break;
-		case OPT_MODE: {
-			char merr[256];
-
-			if (bp_mode_parse(optarg, &o->mode, merr, sizeof(merr)) != 0 ||
-			    bp_mode_check(&o->mode, merr, sizeof(merr)) != 0) {
-				r = tool_fail(err, errlen, "--mode %s: %s", optarg, merr);
-				break;
-			}
-			bp_mode_format(&o->mode, o->mode_text, sizeof(o->mode_text));
-			break;
-		}
-		case OPT_FORMAT: {
-			static const char *const formats[] = { "table", "json", "csv", NULL };
-			int f = tool_opt_choice("--format", optarg, formats, err, errlen);
-
-			r = f < 0 ? f : 0;
-			if (f >= 0)
-				o->format = (enum perf_format)f;
-			break;
-		}
-		case OPT_INTERVAL:
-			r = opt_time("--interval", optarg, true, &o->interval_s, err, errlen);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case OPT_SWEEP:
-			r = opt_sweep(optarg, o, err, errlen);
-			break;
-		case OPT_SPAWN:
-			o->spawn = true;
-			r = opt_text("--spawn-target", optarg, o->spawn_args, sizeof(o->spawn_args), err, errlen);
-			break;
-		case OPT_CONFIG:
-			if (o->nconfigs == PERF_MAX_CONFIGS) {
-				r = tool_fail(err, errlen, "--target-config: at most %d of them", PERF_MAX_CONFIGS);
-				break;
-			}
-			r = opt_text("--target-config", optarg, o->configs[o->nconfigs], sizeof(o->configs[0]), err,
-				     errlen);
-			o->nconfigs += !r;
-			break;
-		case OPT_TIME_BASED:
-			break; /* every run is */
-		case OPT_DIRECT:
-			if (strcmp(optarg, "1"))
-				r = tool_fail(err, errlen, "--direct %s: a userspace initiator has no page cache: only 1",
-					      optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			tool_bad_option_name(argc, argv, long_opts, name, sizeof(name));
-			return tool_fail(err, errlen, "%s needs a value", name);
-		case '?':
-		default:
-			return tool_option_refused("perf", argc, argv, long_opts, err, errlen);
-		}
-		if (r)
-			return r;
-	}
-	if (optind < argc)
-		return tool_fail(err, errlen, "unexpected argument '%s'; see busypoll perf --help", argv[optind]);
-
+	if (o->bs % 512)
+		return tool_fail(err, errlen, "--bs %s: must be a multiple of 512 bytes (an LBA)", opt_text(seen, "bs"));
 	if (!o->target[0])
 		return tool_fail(err, errlen, "--target ADDR:PORT is required (the NVMe/TCP target)");
+	if (tool_opt_hostport("--target", o->target, err, errlen))
+		return -EINVAL;
 	if (!o->nqn[0])
 		return tool_fail(err, errlen, "--nqn NQN is required (the target's subsystem)");
 	if (mixw) {
-		if (mixr && o->rwmixread + mixw_val != 100)
+		if (mixr && o->rwmixread + o->rwmixwrite != 100)
 			return tool_fail(err, errlen, "--rwmixread %d and --rwmixwrite %d do not add up to 100",
-					 o->rwmixread, mixw_val);
-		o->rwmixread = 100 - mixw_val;
+					 o->rwmixread, o->rwmixwrite);
+		o->rwmixread = 100 - o->rwmixwrite;
 		mixr = true;
 	}
 	if (mixr && o->rw != PERF_RW_RANDRW)
 		return tool_fail(err, errlen, "--rwmix%s applies to --rw randrw only (this is --rw %s)",
 				 mixw ? "write" : "read", perf_rw_name(o->rw));
-	if (o->sweep && numjobs_given)
+	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");
+	o->spawn = opt_given(seen, "spawn-target") > 0;
 	if (o->nconfigs && !o->spawn)
 		return tool_fail(err, errlen,
 				 "--target-config needs --spawn-target: perf can only reconfigure a target it starts");
 	if (o->sweep)
 		o->numjobs = o->sweep_hi;
 	if (o->ncpus > o->numjobs)
-		return tool_fail(err, errlen, "--cpus %s: %d CPUs for %d job%s (one CPU per job)", cpus_text, o->ncpus,
-				 o->numjobs, o->numjobs == 1 ? "" : "s");
+		return tool_fail(err, errlen, "--cpus %s: %d CPUs for %d job%s (one CPU per job)", opt_text(seen, "cpus"),
+				 o->ncpus, o->numjobs, o->numjobs == 1 ? "" : "s");
 	if (o->size && o->size < o->bs)
 		return tool_fail(err, errlen, "--size %" PRIu64 " is smaller than --bs %u", o->size, o->bs);
 	perf_opts_resolve(o);
 	return 0;
+}
+
+static const struct opt_table perf_table = OPT_TABLE(perf_specs, perf_check);
+
+static const struct opt_cmd perf_cmd = {
+	.name = "perf",
+	.usage = "usage: busypoll perf --target ADDR:PORT --nqn NQN [options]\n"
+		 "\n"
+		 "fio for NVMe/TCP on the busypoll engine: a userspace initiator with fio's\n"
+		 "options and meanings (fio's underscored spellings work too), every engine wait\n"
+		 "mode on the host side. Each job is one I/O queue connection on its own loop\n"
+		 "thread. Runs are time based and direct, always.\n\n",
+	.epilog = "\nExit: 0 done, 1 the run failed (target down, refused, I/O error, timeout,\n"
+		  "verify mismatch), 2 bad input, 130 interrupted (partial results printed).\n",
+};
+
+int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen)
+{
+	const struct opt_layer layers[] = {
+		{ &tool_common_table, &o->common },
+		{ &perf_table, o },
+	};
+
+	perf_opts_defaults(o);
+	return opt_parse(&perf_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }

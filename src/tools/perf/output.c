@@ -112,14 +112,8 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	emit_dir(e, "read", r, &r->rd);
 	emit_dir(e, "write", r, &r->wr);
 
-	em_begin(e, "initiator", false);
-	em_u64(e, "utime_us", r->utime_us);
-	em_u64(e, "stime_us", r->stime_us);
-	em_double(e, "cpu_us_per_io", perf_cpu_us_per_io(r));
-	em_double(e, "context_switches_per_io", per_io(r->nvcsw + r->nivcsw, ios));
-	em_double(e, "syscalls_per_io", per_io(r->syscalls, ios));
-	em_double(e, "wakeups_per_io", per_io(r->wakeups, ios));
-	em_end(e);
+	/* the shared evidence, per I/O: perf's unit (tools/common/evidence.h) */
+	ev_emit(e, "initiator", &r->initiator, ios, "io", false);
 
 	em_begin(e, "target_counters", !t->valid);
 	em_u64(e, "pid", (uint64_t)t->pid);
@@ -153,11 +147,15 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 		em_int(e, "cpu", j->cpu);
 		em_u64(e, "ios", j->ios);
 		em_double(e, "iops", j->iops);
-		em_double(e, "cpu_us_per_io", per_io(j->utime_us + j->stime_us, j->ios));
+		em_double(e, "cpu_us_per_io", per_io(j->cpu_us, j->ios));
 		em_end(e);
 	}
 	em_array_end(e);
 	em_bool(e, "interrupted", r->interrupted);
+	if (r->failed[0])
+		em_string(e, "failed", r->failed, sizeof(r->failed));
+	else
+		em_null(e, "failed");
 	em_end(e);
 }
 
@@ -259,8 +257,14 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (r->target_config[0])
 		fprintf(out, "  target config  %s\n", r->target_config);
 	fputc('\n', out);
-	if (r->interrupted)
+	if (r->failed[0])
+		fprintf(out, "failed: %s; partial results\n", r->failed);
+	else if (r->interrupted)
 		fputs("interrupted: partial results\n", out);
+	if (!r->seconds && !perf_total_ios(r)) {
+		fputs(r->interrupted ? "interrupted before anything was measured\n" : "nothing was measured\n", out);
+		return;
+	}
 	fprintf(out, "  %.3f s measured\n", r->seconds);
 	if (r->rd.ios || o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD)
 		print_dir(out, "read", r, &r->rd, &r->rd.hist);
@@ -269,13 +273,16 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (r->rd.ios && r->wr.ios)
 		print_dir(out, "total", r, &all, &r->all);
 	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO\n",
-		perf_cpu_us_per_io(r), per_io(r->utime_us, ios), per_io(r->stime_us, ios),
-		per_io(r->nvcsw + r->nivcsw, ios), per_io(r->syscalls, ios));
+		perf_cpu_us_per_io(r), per_io(r->initiator.utime_us, ios), per_io(r->initiator.stime_us, ios),
+		per_io(r->initiator.nvcsw + r->initiator.nivcsw, ios), per_io(r->initiator.syscalls, ios));
 	if (t->valid)
 		fprintf(out, "  target (ours)  CPU %.2f us/IO, %.2f poll passes/IO, %" PRIu64 " idle exits, %" PRIu64
 			" R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",
 			per_io(t->cpu_us, ios), per_io(t->poll_passes, ios), t->idle_exits, t->r2ts, t->errors, (int)t->pid,
 			t->queues, t->queues == 1 ? "" : "s");
+	if (bp_mode_is_busy_poll(&o->mode) && !r->initiator.n_napi_ids)
+		fprintf(out, "  note           %s asks the kernel to busy poll NAPI, but no queue had a NAPI id "
+			"(loopback has none): it had nothing to busy poll\n", o->mode_text);
 	if (o->verify) {
 		human_bytes(a, sizeof(a), r->prefilled_bytes);
 		fprintf(out, "  verify         %" PRIu64 " blocks checked, no mismatch%s%s%s\n", r->verified_blocks,
@@ -284,27 +291,17 @@ static void print_table(FILE *out, const struct perf_result *r)
 	}
 }
 
-void perf_print(FILE *out, const struct perf_result *r, enum perf_format format)
+static void walk_result(struct emit *e, const void *r)
 {
-	struct emit e = { .out = out };
+	emit_result(e, r);
+}
 
-	switch (format) {
-	case PERF_FORMAT_JSON:
-		e.kind = EMIT_JSON;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case PERF_FORMAT_CSV:
-		perf_print_csv_header(out);
-		e.kind = EMIT_CSV_ROW;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case PERF_FORMAT_TABLE:
-	default:
+void perf_print(FILE *out, const struct perf_result *r, enum tool_format format)
+{
+	if (format != TOOL_FORMAT_TABLE)
+		emit_one(out, format == TOOL_FORMAT_CSV, walk_result, r);
+	else
 		print_table(out, r);
-		break;
-	}
 }
 
 void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
@@ -329,16 +326,16 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 			snprintf(tcpu, sizeof(tcpu), "%.2f", per_io(r->target.cpu_us, all.ios));
 		fprintf(out, "  %7d %10.1f %14.1f %13.1f %12.2f %12s%s\n", r->numjobs, perf_iops(r, &all) / 1e3,
 			bp_hist_mean(&r->all) / 1e3, (double)bp_hist_percentile(&r->all, 99.99) / 1e3,
-			perf_cpu_us_per_io(r), tcpu, r->interrupted ? "  (interrupted)" : "");
+			perf_cpu_us_per_io(r), tcpu, r->failed[0] ? "  (failed)" : r->interrupted ? "  (interrupted)" : "");
 	}
 	fputc('\n', out);
 }
 
-void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format)
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum tool_format format)
 {
 	struct emit e = { .out = out };
 
-	if (format == PERF_FORMAT_CSV) {
+	if (format == TOOL_FORMAT_CSV) {
 		perf_print_csv_header(out);
 		e.kind = EMIT_CSV_ROW;
 		for (int i = 0; i < n; i++) {

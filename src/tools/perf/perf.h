@@ -27,6 +27,9 @@
 
 #include <busypoll/busypoll.h>
 
+#include "tools/common/common_opts.h"
+#include "tools/common/evidence.h"
+
 #define PERF_MAX_JOBS 64
 #define PERF_MAX_CONFIGS 16
 #define PERF_MAX_IODEPTH 4096
@@ -34,15 +37,16 @@
 #define PERF_DEFAULT_PORT 4420
 
 enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW };
-enum perf_format { PERF_FORMAT_TABLE, PERF_FORMAT_JSON, PERF_FORMAT_CSV };
 
 struct perf_opts {
+	TOOL_COMMON;               /* quiet (no progress lines), format */
 	char target[300];          /* ADDR:PORT as given */
 	char nqn[224];
 	char hostnqn[224];         /* "" = the library's random uuid NQN */
 	uint32_t nsid;
 	enum perf_rw rw;
 	int rwmixread;             /* percent of reads in randrw (fio default 50) */
+	int rwmixwrite;            /* --rwmixwrite as given (rwmixread = 100 - it) */
 	uint32_t bs;
 	int iodepth;
 	/* As given (fio's spelling and defaults)... */
@@ -63,16 +67,15 @@ struct perf_opts {
 	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
 	bool verify;
 	struct bp_mode mode;
-	char mode_text[128];       /* canonical */
+	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool hdgst, ddgst;
 	uint32_t io_timeout_ms;    /* a command unanswered this long fails the run */
-	enum perf_format format;
 	double interval_s;         /* progress lines on stderr (0 = none) */
-	bool quiet;
 	/* --sweep numjobs=A..B, --spawn-target ARGS, --target-config ARGS... */
 	bool sweep;
 	int sweep_lo, sweep_hi;
 	bool spawn;
+	bool time_based;           /* --time_based, accepted: every run is */
 	char spawn_args[1024];
 	char configs[PERF_MAX_CONFIGS][512];
 	int nconfigs;
@@ -146,9 +149,9 @@ struct perf_spawn;
 /*
  * perf_spawn_start - run `busypoll target` (our own binary, /proc/self/exe) with
  * o->spawn_args, then config's, then --listen/--nqn from o unless given, as a
- * child process; wait until it says it listens (10 s). Its counters come on its
- * stdout (a pipe), its log lines go to a file shown if it fails. Returns 0, or
- * -errno with one line in err (it exited: its own message).
+ * child process with a control session (a socketpair, --control-fd); wait until
+ * its HELLO_OK says it listens (10 s). Its log lines go to a file shown if it
+ * fails. Returns 0, or -errno with one line in err (it exited: its own message).
  */
 int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **sp, char *err,
 		     size_t errlen);
@@ -156,18 +159,20 @@ pid_t perf_spawn_pid(const struct perf_spawn *sp);
 /* perf_spawn_alive - the child still runs. */
 bool perf_spawn_alive(struct perf_spawn *sp);
 /*
- * perf_spawn_sample - SIGUSR1 the target and sum its counters over the queues
- * whose peer is one of peers (our I/O queues' local addresses); cpu from
- * /proc/PID/stat. Returns 0 or -errno (no answer in 3 s).
+ * perf_spawn_sample - the target's evidence now (a SAMPLE over its control
+ * session): its whole process's CPU, and its counters summed over the queues
+ * whose peer is one of peers (our I/O queues' local addresses). Returns 0 or
+ * -errno (no answer in 3 s, gone, garbage).
  */
 int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, struct perf_target_stats *st);
 /* perf_spawn_stop - SIGTERM, 5 s, SIGKILL; reap; free. */
 void perf_spawn_stop(struct perf_spawn *sp);
+struct ctl_msg;
 /*
- * perf_target_parse_line - add one line of the target's counter table to *st if
- * its peer is in peers. Returns 1 if added, 0 if not ours or not a queue line.
+ * perf_target_add_queues - add the queue records (CTL_T_Q) of a target's EVIDENCE
+ * whose peer is in peers to *st. Returns how many were added.
  */
-int perf_target_parse_line(const char *line, char peers[][64], size_t npeers, struct perf_target_stats *st);
+int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npeers, struct perf_target_stats *st);
 
 /* ---- a run ---- */
 
@@ -181,7 +186,7 @@ struct perf_dir {
 struct perf_job_result {
 	uint64_t ios;
 	double iops;
-	uint64_t utime_us, stime_us;
+	uint64_t cpu_us;          /* its loop thread and that thread's io_uring helpers */
 	int cpu;                  /* pinned CPU, -1 none */
 };
 
@@ -201,14 +206,15 @@ struct perf_result {
 	double seconds;
 	struct perf_dir rd, wr;
 	struct bp_hist all;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	uint64_t syscalls, wakeups;
+	struct evidence initiator; /* every job over the measured interval (tools/common/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
 	struct perf_target_stats target;
 	/* verify */
 	uint64_t verified_blocks;  /* stamps checked (run and read-back) */
 	uint64_t prefilled_bytes;
 	bool interrupted;
+	bool measured;            /* the jobs got their go: the figures are a run's (maybe a cut-short one) */
+	char failed[256];         /* why the run failed ("" it did not): what it measured is kept */
 };
 
 /* Derived figures. */
@@ -239,12 +245,12 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out);
 
 /* ---- output ---- */
-void perf_print(FILE *out, const struct perf_result *r, enum perf_format format);
+void perf_print(FILE *out, const struct perf_result *r, enum tool_format format);
 /* The sweep's reference table for one configuration: threads, IOPS (K), average latency, P99.99. */
 void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
 			    int n);
 /* json (one document holding every result) or csv (one header, one row per result). */
-void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum perf_format format);
+void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum tool_format format);
 void perf_print_csv_header(FILE *out);
 
 int cmd_perf(int argc, char **argv);

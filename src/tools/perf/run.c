@@ -51,7 +51,7 @@ double perf_cpu_us_per_io(const struct perf_result *r)
 {
 	uint64_t n = perf_total_ios(r);
 
-	return n ? (double)(r->utime_us + r->stime_us) / (double)n : 0;
+	return n ? (double)ev_cpu_us(&r->initiator) / (double)n : 0;
 }
 
 /* ---- connecting, with the failures said the way a user can act on them ---- */
@@ -205,44 +205,36 @@ static int check_fit(struct perf_ctx *ctx, struct perf_result *res, int numjobs,
 	return 0;
 }
 
-/* ---- while it runs ---- */
+/* ---- while it runs: the run's hooks (tools/common/run.h) ---- */
+
+/* bytes_done - every job's bytes since the go (their progress counters). */
+static uint64_t bytes_done(const struct perf_ctx *ctx)
+{
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < ctx->n; i++)
+		if (ctx->jobs[i])
+			bytes += atomic_load_explicit(&ctx->jobs[i]->prog_bytes, memory_order_relaxed);
+	return bytes;
+}
 
 /* progress - one line: what the jobs did since the last line, all directions together. */
-static void progress(struct perf_ctx *ctx, const char *when, uint64_t *last_ios, uint64_t *last_bytes,
-		     uint64_t *last_ns)
+static void progress(struct run *r, const char *when, uint64_t ios, double dt)
 {
-	uint64_t ios = 0, bytes = 0, now = bp_now_ns();
-	double dt = (double)(now - *last_ns) / 1e9;
+	struct perf_ctx *ctx = r->tool;
+	uint64_t bytes = bytes_done(ctx);
+	char text[64];
 
-	for (int i = 0; i < ctx->n; i++) {
-		if (!ctx->jobs[i])
-			continue;
-		ios += atomic_load_explicit(&ctx->jobs[i]->prog_ios, memory_order_relaxed);
-		bytes += atomic_load_explicit(&ctx->jobs[i]->prog_bytes, memory_order_relaxed);
-	}
-	if (dt > 0 && when)
-		fprintf(stderr, "busypoll perf: %-22s %9.1fK IOPS  %9.1f MiB/s  (%d job%s)\n", when,
-			(double)(ios - *last_ios) / dt / 1e3, (double)(bytes - *last_bytes) / dt / 1048576.0, ctx->n,
-			ctx->n == 1 ? "" : "s");
-	*last_ios = ios;
-	*last_bytes = bytes;
-	*last_ns = now;
-}
-
-static int first_job_error(struct perf_ctx *ctx, char *err, size_t errlen)
-{
-	for (int i = 0; i < ctx->n; i++)
-		if (ctx->jobs[i] && ctx->jobs[i]->err) {
-			snprintf(err, errlen, "%s", ctx->jobs[i]->errmsg);
-			return ctx->jobs[i]->err;
-		}
-	return 0;
-}
-
-static void stop_jobs(struct perf_ctx *ctx, int started)
-{
-	for (int i = 0; i < started; i++)
-		bp_loop_post(bp_loop_thread_loop(ctx->jobs[i]->lt), perf_job_stop, ctx->jobs[i]);
+	if (ctx->o->quiet || dt <= 0 || (!strcmp(when, "draining") && !ctx->readback))
+		return; /* the drain is a moment; a read-back is work worth a line */
+	/* fio's word for the warm-up is the ramp */
+	if (!strncmp(when, "warm-up", 7))
+		snprintf(text, sizeof(text), "ramp%s", when + 7);
+	else
+		snprintf(text, sizeof(text), "%s", !strcmp(when, "draining") && ctx->readback ? "verify read-back" : when);
+	fprintf(stderr, "busypoll perf: %-22s %9.1fK IOPS  %9.1f MiB/s  (%d job%s)\n", text, (double)ios / dt / 1e3,
+		(double)(bytes - ctx->last_bytes) / dt / 1048576.0, ctx->n, ctx->n == 1 ? "" : "s");
+	ctx->last_bytes = bytes;
 }
 
 static void sample_target(struct perf_ctx *ctx, struct perf_spawn *sp, struct perf_target_stats *st)
@@ -270,20 +262,76 @@ static void target_delta(struct perf_target_stats *d, const struct perf_target_s
 #undef D
 }
 
+/* edge - the measured interval's edges: the kernel's counters, and our target's. */
+static void edge(struct run *r, bool end)
+{
+	struct perf_ctx *ctx = r->tool;
+
+	bp_kstats_read(end ? &ctx->k1 : &ctx->k0);
+	if (ctx->sp)
+		sample_target(ctx, ctx->sp, end ? &ctx->t1 : &ctx->t0);
+}
+
+/*
+ * tick - while the jobs run, the admin queue's loop runs here, so the controller
+ * never expires; pre-fill progress lines before the go. -EIO when it failed.
+ */
+static int tick(struct run *r, int64_t wait_us)
+{
+	struct perf_ctx *ctx = r->tool;
+
+	if (bp_loop_run_once(ctx->admin, wait_us) < 0) {
+		snprintf(ctx->err, sizeof(ctx->err), "the admin queue's loop: %s", bp_last_error());
+		return -EIO;
+	}
+	if (bp_nvmeh_queue_state(ctx->ctrl->admin) != BP_NVMEH_READY) {
+		/* Give the jobs a moment to say why in their own words (the same cause, closer). */
+		for (int k = 0; k < 20 && !atomic_load(&r->failed); k++)
+			bp_loop_run_once(ctx->admin, SETTLE_US);
+		snprintf(ctx->err, sizeof(ctx->err), "the controller failed%s: %s", r->started ? "" : " before the run",
+			 strip_queue(bp_nvmeh_queue_error(ctx->ctrl->admin)));
+		ctx->admin_err = -EIO;
+		return -EIO;
+	}
+	if (!r->started && ctx->prefill && ctx->o->interval_s > 0) {
+		uint64_t now = bp_now_ns();
+
+		/* the pre-fill's own progress lines, before the go */
+		if (now >= ctx->next_line) {
+			char when[64];
+
+			snprintf(when, sizeof(when), "pre-fill %.0f s", (double)(now - ctx->t_start) / 1e9);
+			progress(r, when, run_units(r) - ctx->last_units, (double)(now - ctx->last_line) / 1e9);
+			ctx->last_units = run_units(r);
+			ctx->last_line = now;
+			ctx->next_line = now + (uint64_t)(ctx->o->interval_s * 1e9);
+		}
+	}
+	return 0;
+}
+
+static const struct run_ops perf_run_ops = {
+	.start = perf_job_start, .idle = perf_job_idle, .edge = edge, .tick = tick, .progress = progress,
+};
+
 /* fill_result - sum what the joined jobs measured. */
 static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 {
 	uint64_t first = UINT64_MAX, last = 0;
 
+	res->initiator.valid = true;
+	memcpy(res->initiator.mode, ctx->o->mode_text, sizeof(res->initiator.mode));
+	res->initiator.threads = (uint32_t)ctx->n;
 	for (int i = 0; i < ctx->n; i++) {
 		struct perf_job *j = ctx->jobs[i];
 		struct perf_job_result *jr = &res->jobs[i];
+		struct evidence one = { 0 };
 
 		if (!j)
 			continue;
 		jr->cpu = j->cpu;
 		res->verified_blocks += j->verified;
-		if (!j->measured_any)
+		if (!j->w.measured)
 			continue;
 		res->rd.ios += j->rd.ios;
 		res->rd.bytes += j->rd.bytes;
@@ -291,24 +339,24 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 		res->wr.bytes += j->wr.bytes;
 		bp_hist_merge(&res->rd.hist, &j->rd.hist);
 		bp_hist_merge(&res->wr.hist, &j->wr.hist);
-		if (j->start.ns < first)
-			first = j->start.ns;
-		if (j->end.ns > last)
-			last = j->end.ns;
+		if (j->w.start.loop.ns < first)
+			first = j->w.start.loop.ns;
+		if (j->w.end.loop.ns > last)
+			last = j->w.end.loop.ns;
 		jr->ios = j->rd.ios + j->wr.ios;
-		jr->iops = j->end.ns > j->start.ns ? (double)jr->ios * 1e9 / (double)(j->end.ns - j->start.ns) : 0;
-		jr->utime_us = j->end.utime_us - j->start.utime_us;
-		jr->stime_us = j->end.stime_us - j->start.stime_us;
-		res->utime_us += jr->utime_us;
-		res->stime_us += jr->stime_us;
-		res->nvcsw += j->end.nvcsw - j->start.nvcsw;
-		res->nivcsw += j->end.nivcsw - j->start.nivcsw;
-		res->syscalls += j->end.ctr.syscalls - j->start.ctr.syscalls;
-		res->wakeups += j->end.ctr.wakeups - j->start.ctr.wakeups;
+		jr->iops = j->w.end.loop.ns > j->w.start.loop.ns
+				   ? (double)jr->ios * 1e9 / (double)(j->w.end.loop.ns - j->w.start.loop.ns)
+				   : 0;
+		ev_add_napi(&res->initiator, j->napi_id);
+		ev_add_interval(&one, &j->w.start, &j->w.end);
+		jr->cpu_us = ev_cpu_us(&one);
+		ev_add_interval(&res->initiator, &j->w.start, &j->w.end);
 	}
 	bp_hist_merge(&res->all, &res->rd.hist);
 	bp_hist_merge(&res->all, &res->wr.hist);
 	res->seconds = last > first ? (double)(last - first) / 1e9 : 0;
+	res->initiator.interval_ns = last > first ? last - first : 0;
+	res->initiator.transactions = res->rd.ios + res->wr.ios;
 }
 
 static void result_init(struct perf_result *res, const struct perf_opts *o, int numjobs)
@@ -328,20 +376,95 @@ static void result_init(struct perf_result *res, const struct perf_opts *o, int 
 		res->jobs[i].cpu = -1;
 }
 
+/* ctx_connect - the controller on the run's own loop, and the options against it. */
+static int ctx_connect(struct perf_ctx *ctx, struct perf_result *res, int numjobs, char *err, size_t errlen)
+{
+	const struct perf_opts *o = ctx->o;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int ret = bp_parse_addr(o->target, PERF_DEFAULT_PORT, &ss, &sl);
+
+	if (ret) {
+		snprintf(err, errlen, "--target %s: %s", o->target, bp_last_error());
+		return -EINVAL;
+	}
+	bp_format_addr((struct sockaddr *)&ss, ctx->addr, sizeof(ctx->addr));
+	snprintf(res->target_addr, sizeof(res->target_addr), "%s", ctx->addr);
+	/* epoll:block: the admin queue only carries Keep Alives */
+	ret = bp_loop_create(&ctx->admin, &opt_mode_default);
+	if (ret) {
+		snprintf(err, errlen, "%s", bp_last_error());
+		return ret;
+	}
+	ret = connect_ctrl(ctx, ctx->admin, &ss, sl, ctx->addr, numjobs, err, errlen);
+	if (!ret)
+		ret = check_fit(ctx, res, numjobs, err, errlen);
+	return ret;
+}
+
+/* start_jobs - every job's memory, then its loop thread (which opens its I/O queue). */
+static int start_jobs(struct perf_ctx *ctx, int numjobs, int *started, char *err, size_t errlen)
+{
+	const struct perf_opts *o = ctx->o;
+
+	for (int i = 0; i < numjobs; i++) {
+		ctx->jobs[i] = perf_job_new(ctx, i);
+		if (!ctx->jobs[i]) {
+			snprintf(err, errlen, "out of memory for job %d (%d buffers of %u bytes)", i, o->iodepth, o->bs);
+			return -ENOMEM;
+		}
+		ctx->run.w[i] = &ctx->jobs[i]->w;
+	}
+	/* before the threads: a job reports ready from its setup */
+	if (run_init(&ctx->run, &perf_run_ops, ctx, numjobs)) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < numjobs; i++) {
+		struct perf_job *j = ctx->jobs[i];
+		int ret = bp_loop_thread_start(&j->lt, &o->mode, j->cpu, perf_job_setup, j);
+
+		if (ret) {
+			snprintf(err, errlen, "%s", strip_queue(bp_last_error()));
+			return ret == -EPERM || ret == -EOPNOTSUPP ? -EINVAL : ret;
+		}
+		(*started)++;
+	}
+	return 0;
+}
+
+/* drive - the jobs' run: every queue open (and pre-filled), one start time, the interval, the drain. */
+static int drive(struct perf_ctx *ctx, struct perf_result *res, volatile sig_atomic_t *stop, char *err,
+		 size_t errlen)
+{
+	const struct perf_opts *o = ctx->o;
+	struct run *r = &ctx->run;
+	int ret;
+
+	r->warmup_s = o->ramp_s;
+	r->duration_s = o->runtime_s;
+	r->interval_s = o->quiet ? 0 : o->interval_s;
+	r->stall_ns = (uint64_t)o->io_timeout_ms * 1000000ull + DRAIN_GRACE_NS;
+	r->stop = stop;
+	ctx->t_start = ctx->last_line = bp_now_ns();
+	ctx->next_line = ctx->t_start + (uint64_t)(o->interval_s * 1e9);
+	ret = run_drive(r);
+	res->interrupted = r->interrupted;
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "target %s stopped answering: no I/O completed for %.0f s", ctx->addr,
+			 (double)r->stall_ns / 1e9);
+	else if (ret && ctx->err[0])
+		snprintf(err, errlen, "%s", ctx->err);
+	if (r->started)
+		res->prefilled_bytes = ctx->prefill ? ctx->units * o->bs : 0;
+	return ret;
+}
+
 int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, volatile sig_atomic_t *stop,
 	     struct perf_result *res, char *err, size_t errlen)
 {
 	struct perf_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct perf_target_stats t0 = { 0 }, t1 = { 0 };
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	struct bp_loop *loop = NULL;
-	struct bp_mode block;
-	char merr[128], addr[128];
 	int ret, started = 0;
-	bool stopping = false, sampled_start = false, sampled_end = false, healthy = true;
-	uint64_t measure_at = 0, end_at = 0, next_progress = 0, last_ios = 0, last_bytes = 0, last_ns, t_start;
-	uint64_t last_seen = 0, last_change = 0;
 
 	result_init(res, o, numjobs);
 	if (err && errlen)
@@ -352,198 +475,46 @@ int perf_run(const struct perf_opts *o, int numjobs, struct perf_spawn *sp, vola
 	}
 	ctx->o = o;
 	ctx->n = numjobs;
+	ctx->sp = sp;
+	ctx->run.wake_fd = -1;
 	if (getrandom(&ctx->run_id, sizeof(ctx->run_id), 0) != sizeof(ctx->run_id))
 		ctx->run_id = (uint32_t)bp_now_ns();
-	ret = bp_parse_addr(o->target, PERF_DEFAULT_PORT, &ss, &sl);
-	if (ret) {
-		snprintf(err, errlen, "--target %s: %s", o->target, bp_last_error());
-		free(ctx);
-		return -EINVAL;
-	}
-	bp_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
-	snprintf(ctx->addr, sizeof(ctx->addr), "%s", addr);
-	snprintf(res->target_addr, sizeof(res->target_addr), "%s", addr);
-	bp_mode_parse("epoll:block", &block, merr, sizeof(merr));
-	ret = bp_loop_create(&loop, &block);
-	if (ret) {
-		snprintf(err, errlen, "%s", bp_last_error());
-		free(ctx);
-		return ret;
-	}
-	ret = connect_ctrl(ctx, loop, &ss, sl, addr, numjobs, err, errlen);
-	if (ret)
-		goto out;
-	ret = check_fit(ctx, res, numjobs, err, errlen);
-	if (ret)
-		goto out;
-	for (int i = 0; i < numjobs; i++) {
-		ctx->jobs[i] = perf_job_new(ctx, i);
-		if (!ctx->jobs[i]) {
-			snprintf(err, errlen, "out of memory for job %d (%d buffers of %u bytes)", i, o->iodepth, o->bs);
-			ret = -ENOMEM;
-			goto out_jobs;
-		}
-	}
-	for (int i = 0; i < numjobs; i++) {
-		struct perf_job *j = ctx->jobs[i];
-
-		ret = bp_loop_thread_start(&j->lt, &o->mode, j->cpu, perf_job_setup, j);
-		if (ret) {
-			snprintf(err, errlen, "%s", strip_queue(bp_last_error()));
-			if (ret == -EPERM || ret == -EOPNOTSUPP)
-				ret = -EINVAL;
-			goto out_jobs;
-		}
-		started++;
-	}
-
-	/* Every queue open (and pre-filled): then one start time for all. */
-	last_ns = t_start = bp_now_ns();
-	next_progress = last_ns + (uint64_t)(o->interval_s * 1e9);
-	while (atomic_load(&ctx->ready) < numjobs) {
-		if (atomic_load(&ctx->failed))
-			break;
-		if (stop && *stop) {
-			res->interrupted = true;
-			stop_jobs(ctx, started);
-			break;
-		}
-		if (bp_loop_run_once(loop, SETTLE_US) < 0 || bp_nvmeh_queue_state(ctx->ctrl->admin) != BP_NVMEH_READY)
-			break;
-		if (o->interval_s > 0 && !o->quiet && bp_now_ns() >= next_progress) {
-			char when[64];
-
-			snprintf(when, sizeof(when), "pre-fill %.0f s", (double)(bp_now_ns() - t_start) / 1e9);
-			progress(ctx, when, &last_ios, &last_bytes, &last_ns);
-			next_progress += (uint64_t)(o->interval_s * 1e9);
-		}
-	}
-	if (atomic_load(&ctx->ready) < numjobs && !res->interrupted && !atomic_load(&ctx->failed)) {
-		snprintf(err, errlen, "the controller failed before the run: %s",
-			 strip_queue(bp_nvmeh_queue_error(ctx->ctrl->admin)));
-		ret = -EIO;
-		healthy = false;
-		goto out_jobs;
-	}
-	if (atomic_load(&ctx->ready) == numjobs && !res->interrupted && !atomic_load(&ctx->failed)) {
-		uint64_t now = bp_now_ns();
-
-		res->prefilled_bytes = ctx->prefill ? ctx->units * o->bs : 0;
-		measure_at = now + (uint64_t)(o->ramp_s * 1e9);
-		end_at = measure_at + (uint64_t)(o->runtime_s * 1e9);
-		for (int i = 0; i < numjobs; i++) {
-			ctx->jobs[i]->measure_at_ns = measure_at;
-			ctx->jobs[i]->end_at_ns = end_at;
-			bp_loop_post(bp_loop_thread_loop(ctx->jobs[i]->lt), perf_job_go, ctx->jobs[i]);
-		}
-		progress(ctx, NULL, &last_ios, &last_bytes, &last_ns);
-		next_progress = now + (uint64_t)(o->interval_s * 1e9);
-		last_change = now;
-	}
-
-	/* Run: the jobs' own timers end it; the admin queue keeps the controller alive meanwhile. */
-	while (measure_at && atomic_load(&ctx->done) < numjobs) {
-		uint64_t now, ios = 0;
-		int64_t wait_us;
-
-		if (atomic_load(&ctx->failed))
-			break;
-		if (stop && *stop && !stopping) {
-			stopping = true;
-			res->interrupted = true;
-			stop_jobs(ctx, started);
-		}
-		/* Wake at the interval's edges too, so the target's counters are sampled on them. */
-		now = bp_now_ns();
-		if (sp && !sampled_start && now >= measure_at) {
-			sample_target(ctx, sp, &t0);
-			sampled_start = true;
-		}
-		if (sp && sampled_start && !sampled_end && (now >= end_at || stopping)) {
-			sample_target(ctx, sp, &t1);
-			sampled_end = true;
-		}
-		wait_us = SETTLE_US;
-		if (sp && !sampled_start && measure_at > now && (measure_at - now) / 1000 < (uint64_t)wait_us)
-			wait_us = (int64_t)((measure_at - now) / 1000);
-		else if (sp && !sampled_end && end_at > now && (end_at - now) / 1000 < (uint64_t)wait_us)
-			wait_us = (int64_t)((end_at - now) / 1000);
-		if (bp_loop_run_once(loop, wait_us) < 0) {
-			snprintf(err, errlen, "the admin queue's loop: %s", bp_last_error());
-			ret = -EIO;
-			healthy = false;
-			break;
-		}
-		if (bp_nvmeh_queue_state(ctx->ctrl->admin) != BP_NVMEH_READY) {
-			/* Give the jobs a moment to say why in their own words (the same cause, closer). */
-			for (int k = 0; k < 20 && !atomic_load(&ctx->failed); k++)
-				bp_loop_run_once(loop, SETTLE_US);
-			if (!atomic_load(&ctx->failed)) {
-				snprintf(err, errlen, "the controller failed: %s",
-					 strip_queue(bp_nvmeh_queue_error(ctx->ctrl->admin)));
-				ret = -EIO;
-			}
-			healthy = false;
-			break;
-		}
-		now = bp_now_ns();
-		if (o->interval_s > 0 && !o->quiet && now >= next_progress && (now < end_at || ctx->readback)) {
-			char when[64];
-
-			if (stopping)
-				snprintf(when, sizeof(when), "stopping");
-			else if (now < measure_at)
-				snprintf(when, sizeof(when), "ramp %.1f/%.1f s", o->ramp_s - (double)(measure_at - now) / 1e9,
-					 o->ramp_s);
-			else if (now < end_at)
-				snprintf(when, sizeof(when), "run %.1f/%.1f s", (double)(now - measure_at) / 1e9, o->runtime_s);
-			else
-				snprintf(when, sizeof(when), "verify read-back");
-			progress(ctx, when, &last_ios, &last_bytes, &last_ns);
-			next_progress += (uint64_t)(o->interval_s * 1e9);
-			if (next_progress < now)
-				next_progress = now + (uint64_t)(o->interval_s * 1e9);
-		}
-		/* A never-ending drain: the command timeout should have said so; this is the backstop. */
-		for (int i = 0; i < numjobs; i++)
-			ios += atomic_load_explicit(&ctx->jobs[i]->prog_ios, memory_order_relaxed);
-		if (ios != last_seen) {
-			last_seen = ios;
-			last_change = now;
-		} else if (now > end_at && now - last_change > (uint64_t)o->io_timeout_ms * 1000000ull + DRAIN_GRACE_NS) {
-			snprintf(err, errlen, "target %s stopped answering: no I/O completed for %.0f s after the run ended",
-				 addr, (double)(now - last_change) / 1e9);
-			ret = -ETIMEDOUT;
-			healthy = false;
-			break;
-		}
-	}
-	/* The jobs can be done (their drain is short) before this loop came round to it. */
-	if (sp && sampled_start && !sampled_end && !ret && !atomic_load(&ctx->failed))
-		sample_target(ctx, sp, &t1);
-	if (!ret && atomic_load(&ctx->failed)) {
-		ret = first_job_error(ctx, err, errlen);
-		healthy = false;
-	}
-	if (sp && t0.valid && t1.valid)
-		target_delta(&res->target, &t0, &t1);
-out_jobs:
+	ret = ctx_connect(ctx, res, numjobs, err, errlen);
+	if (!ret)
+		ret = start_jobs(ctx, numjobs, &started, err, errlen);
+	if (!ret)
+		ret = drive(ctx, res, stop, err, errlen);
 	for (int i = 0; i < started; i++)
 		bp_loop_thread_join(ctx->jobs[i]->lt, perf_job_teardown, ctx->jobs[i]);
-	if (!ret)
-		ret = first_job_error(ctx, err, errlen);
-	if (!ret || res->interrupted)
+	if (ret == -EIO || ret == 0) {
+		int e = run_first_error(&ctx->run, err, errlen);
+
+		if (e)
+			ret = e;
+		else if (ctx->admin_err)
+			ret = ctx->admin_err;
+	}
+	if (ctx->run.started) {
+		res->measured = true;
+		if (ret)
+			snprintf(res->failed, sizeof(res->failed), "%s", err);
 		fill_result(ctx, res);
+		if (ctx->run.edge_end)
+			ev_add_kstats(&res->initiator, &ctx->k0, &ctx->k1);
+		if (sp && ctx->t0.valid && ctx->t1.valid)
+			target_delta(&res->target, &ctx->t0, &ctx->t1);
+	}
 	for (int i = 0; i < numjobs; i++)
 		perf_job_free(ctx->jobs[i]);
-out:
 	if (ctx->ctrl) {
-		if (healthy && !ret)
+		if (!ret && !atomic_load(&ctx->run.failed))
 			bp_nvmeh_ctrl_disconnect(ctx->ctrl);
 		else
 			bp_nvmeh_ctrl_close(ctx->ctrl);
 	}
-	bp_loop_destroy(loop);
+	if (ctx->admin)
+		bp_loop_destroy(ctx->admin);
+	run_free(&ctx->run);
 	free(ctx);
 	return ret;
 }

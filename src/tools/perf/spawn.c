@@ -6,10 +6,12 @@
  * The child is `busypoll target` from our own binary (/proc/self/exe), in its own
  * process group (a Ctrl-C meant for perf must not stop the target under a run
  * that is about to print partial results) and killed if perf dies
- * (PR_SET_PDEATHSIG). Its stdout is a pipe: the counter table it prints on
- * SIGUSR1 is read there and matched to our queues by peer address. Its stderr
- * goes to an unlinked file: "listening on" there says it is ready, and its
- * last line says why when it exits early.
+ * (PR_SET_PDEATHSIG). It gets one end of a socketpair as its control session
+ * (--control-fd; the protocol every busypoll tool speaks, tools/common/control.h):
+ * its HELLO_OK says it listens, a SAMPLE brings its evidence and one record per
+ * queue, matched to our queues by peer address. Its stderr goes to an unlinked
+ * file, whose last line says why when it exits early; its stdout (the counter
+ * table it prints at exit) to /dev/null.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/common/control.h"
+#include "tools/common/evidence.h"
 #include "tools/perf/perf.h"
 
 #define MAX_WORDS 128
@@ -33,12 +37,10 @@
 
 struct perf_spawn {
 	pid_t pid;
-	int out_fd;              /* the child's stdout (read end, non-blocking) */
+	struct ctl_session ctl;  /* our end of the child's control session */
 	int err_fd;              /* the child's stderr (an unlinked file) */
 	bool reaped;
 	int status;
-	char line[1024];         /* a partial stdout line carried to the next read */
-	size_t line_len;
 };
 
 static void sleep_ms(unsigned ms)
@@ -79,17 +81,6 @@ static void last_err_line(struct perf_spawn *sp, char *buf, size_t len)
 	memcpy(buf, start, strlen(start) + 1);
 }
 
-static bool err_says(struct perf_spawn *sp, const char *what)
-{
-	char tmp[8192];
-	ssize_t n = pread(sp->err_fd, tmp, sizeof(tmp) - 1, 0);
-
-	if (n <= 0)
-		return false;
-	tmp[n] = 0;
-	return strstr(tmp, what) != NULL;
-}
-
 bool perf_spawn_alive(struct perf_spawn *sp)
 {
 	if (!sp->reaped && waitpid(sp->pid, &sp->status, WNOHANG) == sp->pid)
@@ -102,24 +93,45 @@ pid_t perf_spawn_pid(const struct perf_spawn *sp)
 	return sp->pid;
 }
 
+/* spawn_fail_reason - why the child is gone, from its status and its last stderr line. */
+static int spawn_fail_reason(struct perf_spawn *sp, char *err, size_t errlen)
+{
+	char line[600];
+
+	for (int waited = 0; waited < STOP_TIMEOUT_MS && perf_spawn_alive(sp); waited += 10)
+		sleep_ms(10);
+	if (perf_spawn_alive(sp)) {
+		snprintf(err, errlen, "the spawned target did not answer its control session within %d s",
+			 START_TIMEOUT_MS / 1000);
+		return -ETIMEDOUT;
+	}
+	last_err_line(sp, line, sizeof(line));
+	snprintf(err, errlen, "the spawned target exited (status %d): %s",
+		 WIFEXITED(sp->status) ? WEXITSTATUS(sp->status) : 128 + WTERMSIG(sp->status),
+		 line[0] ? line : "(no message)");
+	return WIFEXITED(sp->status) && WEXITSTATUS(sp->status) == 2 ? -EINVAL : -ECHILD;
+}
+
 int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_spawn **spp, char *err,
 		     size_t errlen)
 {
 	static char exe[4096];
 	char *buf1 = malloc(strlen(o->spawn_args) + 1), *buf2 = malloc(strlen(config ? config : "") + 1);
-	char *argv[2 * MAX_WORDS + 8];
+	char *argv[2 * MAX_WORDS + 10], fdtext[16];
 	char tmpl[] = "/tmp/busypoll-perf-target-XXXXXX";
 	struct perf_spawn *sp = calloc(1, sizeof(*sp));
-	int pfd[2] = { -1, -1 }, n1, n2, argc = 0, ret = -EINVAL;
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int sv[2] = { -1, -1 }, n1, n2, argc = 0, ret = -EINVAL;
 	ssize_t el;
 
 	*spp = NULL;
-	if (!sp || !buf1 || !buf2) {
+	if (!sp || !buf1 || !buf2 || !m) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
 	}
-	sp->out_fd = sp->err_fd = -1;
+	sp->err_fd = -1;
+	sp->ctl.fd = -1;
 	n1 = perf_split_args(o->spawn_args, buf1, argv + 2, MAX_WORDS);
 	if (n1 < 0) {
 		snprintf(err, errlen, "--spawn-target '%s': unbalanced quotes or more than %d words", o->spawn_args,
@@ -149,15 +161,17 @@ int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_
 		argv[argc++] = "--nqn";
 		argv[argc++] = (char *)o->nqn;
 	}
-	argv[argc] = NULL;
-
 	sp->err_fd = mkstemp(tmpl);
-	if (sp->err_fd < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+	if (sp->err_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "--spawn-target: %s", strerror(errno));
 		ret = -errno;
 		goto fail;
 	}
 	unlink(tmpl);
+	snprintf(fdtext, sizeof(fdtext), "%d", sv[1]);
+	argv[argc++] = "--control-fd";
+	argv[argc++] = fdtext;
+	argv[argc] = NULL;
 	fflush(NULL);
 	sp->pid = fork();
 	if (sp->pid < 0) {
@@ -167,6 +181,7 @@ int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_
 	}
 	if (sp->pid == 0) {
 		sigset_t none;
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -175,159 +190,121 @@ int perf_spawn_start(const struct perf_opts *o, const char *config, struct perf_
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
-		dup2(pfd[1], STDOUT_FILENO);
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
 		dup2(sp->err_fd, STDERR_FILENO);
+		fcntl(sv[1], F_SETFD, 0); /* the control session's end survives the exec */
 		execv(exe, argv);
 		dprintf(STDERR_FILENO, "busypoll target: exec %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	sp->out_fd = pfd[0];
-	fcntl(sp->out_fd, F_SETFL, fcntl(sp->out_fd, F_GETFL) | O_NONBLOCK);
+	close(sv[1]);
+	sv[1] = -1;
+	ret = ctl_session_fd(&sp->ctl, sv[0], "the spawned target", START_TIMEOUT_MS);
+	sv[0] = -1;
+	if (ret) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* It answers once it listens: the HELLO waits in the socket until then. */
+	ctl_msg_init(&m[0], CTL_HELLO);
+	ctl_put_text(&m[0], CTL_T_TOOL, "perf");
+	ret = ctl_call(&sp->ctl, &m[0], CTL_HELLO_OK, &m[1], err, errlen);
+	if (ret) {
+		/* its end closed (it exited before or while we sent, or never answered): say why */
+		ret = ret == -ECONNRESET || ret == -EPIPE || ret == -ETIMEDOUT ? spawn_fail_reason(sp, err, errlen) : ret;
+		goto fail;
+	}
+	sp->ctl.timeout_ms = SAMPLE_TIMEOUT_MS;
 	free(buf1);
 	free(buf2);
-	buf1 = buf2 = NULL;
-
-	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
-		if (err_says(sp, "listening on")) {
-			*spp = sp;
-			return 0;
-		}
-		if (!perf_spawn_alive(sp)) {
-			char line[600];
-
-			last_err_line(sp, line, sizeof(line));
-			snprintf(err, errlen, "the spawned target exited (status %d): %s",
-				 WIFEXITED(sp->status) ? WEXITSTATUS(sp->status) : 128 + WTERMSIG(sp->status),
-				 line[0] ? line : "(no message)");
-			ret = WIFEXITED(sp->status) && WEXITSTATUS(sp->status) == 2 ? -EINVAL : -ECHILD;
-			goto fail;
-		}
-		sleep_ms(20);
-	}
-	snprintf(err, errlen, "the spawned target did not say it listens within %d s", START_TIMEOUT_MS / 1000);
-	ret = -ETIMEDOUT;
+	free(m);
+	*spp = sp;
+	return 0;
 fail:
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	if (sp && sp->pid > 0 && !sp->reaped)
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
+	if (sp && sp->pid > 0 && !sp->reaped) {
 		perf_spawn_stop(sp);
-	else if (sp) {
-		if (sp->out_fd >= 0)
-			close(sp->out_fd);
-		else if (pfd[0] >= 0)
-			close(pfd[0]);
+	} else if (sp) {
+		ctl_session_close(&sp->ctl);
 		if (sp->err_fd >= 0)
 			close(sp->err_fd);
 		free(sp);
 	}
 	free(buf1);
 	free(buf2);
+	free(m);
 	return ret;
 }
 
-int perf_target_parse_line(const char *line, char peers[][64], size_t npeers, struct perf_target_stats *st)
+int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npeers, struct perf_target_stats *st)
 {
-	unsigned long long qn, commands, reads, writes, flushes, r2ts, bin, bout, errors, passes, idle;
-	char cntlid[16], peer[64], state[16];
-	unsigned qid;
-	int thr;
+	struct ctl_iter it;
+	const uint8_t *val;
+	uint16_t tag;
+	size_t len;
+	int added = 0;
 
-	if (sscanf(line, "%llu %15s %u %d %63s %15s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &qn, cntlid,
-		   &qid, &thr, peer, state, &commands, &reads, &writes, &flushes, &r2ts, &bin, &bout, &errors, &passes,
-		   &idle) != 16)
-		return 0;
-	for (size_t i = 0; i < npeers; i++) {
-		if (strcmp(peer, peers[i]))
+	ctl_iter_body(&it, m);
+	while (ctl_next(&it, &tag, &val, &len)) {
+		char peer[64];
+		uint64_t v[10] = { 0 };
+		static const uint16_t tags[10] = { CTL_T_Q_COMMANDS, CTL_T_Q_READS, CTL_T_Q_WRITES, CTL_T_Q_R2TS,
+						   CTL_T_Q_BYTES_IN, CTL_T_Q_BYTES_OUT, CTL_T_Q_ERRORS,
+						   CTL_T_Q_POLL_PASSES, CTL_T_Q_IDLE_EXITS, CTL_T_Q_FLUSHES };
+
+		if (tag != CTL_T_Q || ctl_rec_text(val, len, CTL_T_Q_PEER, peer, sizeof(peer)))
 			continue;
-		st->commands += commands;
-		st->reads += reads;
-		st->writes += writes;
-		st->r2ts += r2ts;
-		st->bytes_in += bin;
-		st->bytes_out += bout;
-		st->errors += errors;
-		st->poll_passes += passes;
-		st->idle_exits += idle;
-		st->queues++;
-		return 1;
+		for (size_t i = 0; i < npeers; i++) {
+			if (strcmp(peer, peers[i]))
+				continue;
+			for (int k = 0; k < 10; k++)
+				ctl_rec_u64(val, len, tags[k], &v[k]);
+			st->commands += v[0];
+			st->reads += v[1];
+			st->writes += v[2];
+			st->r2ts += v[3];
+			st->bytes_in += v[4];
+			st->bytes_out += v[5];
+			st->errors += v[6];
+			st->poll_passes += v[7];
+			st->idle_exits += v[8];
+			st->queues++;
+			added++;
+			break;
+		}
 	}
-	return 0;
-}
-
-/* proc_cpu_us - utime + stime of pid from /proc/PID/stat, in us; 0 if unreadable. */
-static uint64_t proc_cpu_us(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	/* after ") ": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2 || hz <= 0)
-		return 0;
-	return (ut + st) * 1000000ull / (unsigned long long)hz;
+	return added;
 }
 
 int perf_spawn_sample(struct perf_spawn *sp, char peers[][64], size_t npeers, struct perf_target_stats *st)
 {
-	char chunk[4096];
-	int waited = 0;
-	bool total = false;
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	struct evidence ev;
+	char err[256];
+	int ret;
 
 	memset(st, 0, sizeof(*st));
-	if (!perf_spawn_alive(sp))
+	if (!m)
+		return -ENOMEM;
+	if (!perf_spawn_alive(sp)) {
+		free(m);
 		return -ECHILD;
-	/* Whatever is left from before (the previous table) is not this answer. */
-	while (read(sp->out_fd, chunk, sizeof(chunk)) > 0)
-		;
-	sp->line_len = 0;
-	st->cpu_us = proc_cpu_us(sp->pid);
-	if (kill(sp->pid, SIGUSR1) < 0)
-		return -errno;
-	while (!total && waited < SAMPLE_TIMEOUT_MS) {
-		struct pollfd p = { .fd = sp->out_fd, .events = POLLIN };
-		ssize_t n;
-
-		if (poll(&p, 1, 50) <= 0) {
-			waited += 50;
-			continue;
-		}
-		n = read(sp->out_fd, chunk, sizeof(chunk));
-		if (n <= 0) {
-			if (n == 0)
-				return -ECHILD;
-			continue;
-		}
-		for (ssize_t i = 0; i < n; i++) {
-			if (chunk[i] != '\n') {
-				if (sp->line_len < sizeof(sp->line) - 1)
-					sp->line[sp->line_len++] = chunk[i];
-				continue;
-			}
-			sp->line[sp->line_len] = 0;
-			sp->line_len = 0;
-			if (!strncmp(sp->line, "total", 5))
-				total = true;
-			else
-				perf_target_parse_line(sp->line, peers, npeers, st);
-		}
 	}
-	if (!total)
-		return -ETIMEDOUT;
-	st->valid = true;
-	st->pid = sp->pid;
-	return 0;
+	ctl_msg_init(&m[0], CTL_SAMPLE);
+	ret = ctl_call(&sp->ctl, &m[0], CTL_EVIDENCE, &m[1], err, sizeof(err));
+	if (!ret && ev_decode(&m[1], &ev))
+		ret = -EPROTO;
+	if (!ret) {
+		st->cpu_us = ev_cpu_us(&ev);
+		perf_target_add_queues(&m[1], peers, npeers, st);
+		st->valid = true;
+		st->pid = sp->pid;
+	}
+	free(m);
+	return ret;
 }
 
 void perf_spawn_stop(struct perf_spawn *sp)
@@ -336,22 +313,15 @@ void perf_spawn_stop(struct perf_spawn *sp)
 		return;
 	if (sp->pid > 0 && perf_spawn_alive(sp)) {
 		kill(sp->pid, SIGTERM);
-		for (int waited = 0; waited < STOP_TIMEOUT_MS && perf_spawn_alive(sp); waited += 10) {
-			char chunk[4096];
-
-			/* The target prints its counters as it exits: keep the pipe from filling. */
-			while (read(sp->out_fd, chunk, sizeof(chunk)) > 0)
-				;
+		for (int waited = 0; waited < STOP_TIMEOUT_MS && perf_spawn_alive(sp); waited += 10)
 			sleep_ms(10);
-		}
 		if (perf_spawn_alive(sp)) {
 			kill(sp->pid, SIGKILL);
 			waitpid(sp->pid, &sp->status, 0);
 			sp->reaped = true;
 		}
 	}
-	if (sp->out_fd >= 0)
-		close(sp->out_fd);
+	ctl_session_close(&sp->ctl);
 	if (sp->err_fd >= 0)
 		close(sp->err_fd);
 	free(sp);

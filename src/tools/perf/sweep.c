@@ -55,6 +55,9 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 			ret = perf_run(o, n, sp, stop, r, err, sizeof(err));
 			snprintf(r->target_config, sizeof(r->target_config), "%s", config);
 			if (ret) {
+				/* what it measured stays, printed below with the reason */
+				if (r->measured)
+					k++;
 				bp_tool_error("perf", "%s", err);
 				rc = exit_for(ret);
 				break;
@@ -66,16 +69,16 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 			}
 		}
 		perf_spawn_stop(sp);
-		if (!single && o->format == PERF_FORMAT_TABLE && k > first) {
+		if (!single && o->format == TOOL_FORMAT_TABLE && k > first) {
 			perf_print_sweep_block(out, o, config, rows + first, k - first);
 			fflush(out);
 		}
 		if (rc)
 			break;
 	}
-	if (k && single && !rc)
+	if (k && single)
 		perf_print(out, &rows[0], o->format);
-	else if (k && !single && o->format != PERF_FORMAT_TABLE && !rc)
+	else if (k && !single && o->format != TOOL_FORMAT_TABLE)
 		perf_print_sweep(out, rows, k, o->format);
 	free(rows);
 	if (rc)

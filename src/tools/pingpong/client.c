@@ -5,10 +5,12 @@
  * A run gets a fresh loop thread and socket, as a fresh process would in the
  * experiment this reproduces, so run-to-run spread includes what a new socket
  * and a new ring cost. Everything happens on the loop thread, driven by the
- * loop's callbacks: connect -> warm-up -> measured round trips -> (breakdown) one
- * tail round trip -> done. The main thread only waits on an eventfd (it sleeps,
- * so it never steals the pinned CPU), passes on Ctrl-C, and when no round trip
- * completed for a tick asks the loop to look for a lost request or a timeout.
+ * loop's callbacks, as a worker of the shared run driver (tools/common/run.h):
+ * connect (ready) -> warm-up (a count) -> measured round trips (a count) -> drain:
+ * (breakdown) one tail round trip -> done; the evidence covers every phase. The
+ * main thread only waits (it sleeps, so it never steals the pinned CPU), passes
+ * on Ctrl-C, and when no round trip completed for a tick asks the loop to look
+ * for a lost request or a timeout.
  *
  * The request carries the client's CLOCK_MONOTONIC at the send call; the RTT is
  * the reply's arrival time less that echoed timestamp.
@@ -35,21 +37,21 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "tools/common/run.h"
 #include "tools/pingpong/pingpong.h"
 
 #define BD_RING 8                        /* a power of two */
 #define UDP_RESEND_NS (200ull * 1000000) /* a UDP request unanswered this long is lost */
-#define WAIT_POLL_MS 100
-
-enum phase { PH_CONNECTING, PH_WARMUP, PH_MEASURE, PH_TAIL, PH_DONE };
+#define WATCH_MS 100
 
 struct crun {
+	struct run_worker w;          /* phases, snapshots, the error (tools/common/run.h) */
 	const struct pp_opts *o;
 	const struct pp_target *t;
 	struct bp_loop *loop;
 	struct bp_conn *conn;
 	bool bd;
-	enum phase phase;
+	bool tail;                    /* breakdown: the tail round trip is out (in the drain) */
 	uint64_t warm_left, meas_left;
 	uint8_t *req;                 /* o->size bytes; the header is rewritten per request */
 	uint64_t seq;                 /* of the request outstanding (or last sent) */
@@ -62,14 +64,8 @@ struct crun {
 	struct pp_bd_acc *bdacc;
 	struct bp_hist *hist;
 	uint64_t total, lost;
-	struct bp_loop_snapshot start, end;
-	bool started;
-	bool interrupted;
-	atomic_uint_fast64_t progress; /* round trips done: the main thread's watchdog reads it */
-	int done_fd;
+	uint64_t watched;             /* the main thread's watchdog: round trips at its last look */
 	uint32_t napi_id;
-	int err;
-	char errmsg[256];
 };
 
 /* ---- breakdown ring ---- */
@@ -107,36 +103,16 @@ static void bd_flush(struct crun *r)
 
 /* ---- ending ---- */
 
-static void run_finish(struct crun *r)
-{
-	uint64_t one = 1;
-
-	if (r->phase == PH_DONE)
-		return;
-	if (r->started)
-		bp_loop_snapshot_take(r->loop, &r->end);
-	if (r->bd)
-		bd_flush(r);
-	if (r->conn)
-		r->napi_id = bp_conn_napi_id(r->conn);
-	r->phase = PH_DONE;
-	if (write(r->done_fd, &one, sizeof(one)) < 0) {
-		/* the main thread's poll times out and looks at r->phase */
-	}
-}
-
 static void run_fail(struct crun *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void run_fail(struct crun *r, int err, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
-	if (!r->err) {
-		r->err = err;
-		va_start(ap, fmt);
-		vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
-		va_end(ap);
-	}
-	run_finish(r);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	run_worker_fail(&r->w, err, "%s", msg);
 }
 
 /* ---- requests ---- */
@@ -154,7 +130,7 @@ static void send_request(struct crun *r)
 		if (s->have)
 			bd_settle(r, s); /* whatever did not arrive in BD_RING round trips never will */
 		s->seq = h.seq;
-		s->measured = r->phase == PH_MEASURE;
+		s->measured = r->w.phase == RUN_MEASURE;
 		/* OPT_ID: UDP numbers datagrams from 0, TCP names the offset of the last byte. */
 		s->key = (uint32_t)(r->o->tcp ? r->tx_count + size - 1 : r->tx_count);
 		r->tx_count += r->o->tcp ? size : 1;
@@ -195,7 +171,7 @@ static void on_reply(struct crun *r, const struct bp_pp_hdr *h, uint64_t t_mono,
 	r->outstanding = false;
 	r->total++;
 	r->progress_ns = t_mono;
-	atomic_store_explicit(&r->progress, r->total, memory_order_relaxed);
+	run_worker_add(&r->w, 1);
 	if (r->bd && (s = bd_find(r, h->seq)) != NULL) {
 		uint64_t rx = bp_conn_rx_timestamp(r->conn);
 
@@ -217,23 +193,24 @@ static void on_reply(struct crun *r, const struct bp_pp_hdr *h, uint64_t t_mono,
 		if (!(s->have & PP_HAVE_TX))
 			bp_conn_read_tx_timestamps(r->conn);
 	}
-	switch (r->phase) {
-	case PH_WARMUP:
+	switch (r->w.phase) {
+	case RUN_WARMUP:
 		if (--r->warm_left == 0)
-			r->phase = PH_MEASURE;
+			run_worker_measure(&r->w);
 		break;
-	case PH_MEASURE:
+	case RUN_MEASURE:
 		bp_hist_record(r->hist, t_mono - h->client_ts);
 		if (--r->meas_left == 0) {
-			if (!r->bd) {
-				run_finish(r);
+			/* breakdown: one tail round trip brings the last measured one its server send path */
+			r->tail = r->bd;
+			run_worker_end(&r->w);
+			if (!r->tail)
 				return;
-			}
-			r->phase = PH_TAIL;
 		}
 		break;
-	case PH_TAIL:
-		run_finish(r);
+	case RUN_DRAIN:
+		r->tail = false;
+		run_worker_drained(&r->w);
 		return;
 	default:
 		return;
@@ -252,7 +229,7 @@ static size_t crun_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 	t_mono = bp_now_ns();
 	t_app = r->bd ? pp_realtime_ns() : 0;
 
-	while (off < len && r->phase != PH_DONE) {
+	while (off < len && r->w.phase != RUN_DONE && r->w.phase != RUN_FAILED) {
 		struct bp_pp_hdr h;
 		int bad = bp_pp_hdr_decode(data + off, len - off, BP_PP_REPLY, dgram, &h);
 
@@ -314,11 +291,26 @@ static void crun_connect(struct bp_conn *c)
 		run_fail(r, ret, "timestamps: %s", bp_last_error());
 		return;
 	}
-	bp_loop_snapshot_take(r->loop, &r->start);
-	r->started = true;
-	r->phase = r->warm_left ? PH_WARMUP : PH_MEASURE;
+	run_worker_ready(&r->w);
+}
+
+/* crun_start - the go: the warm-up's count (or none), the first request. */
+static void crun_start(struct run_worker *w)
+{
+	struct crun *r = (struct crun *)w;
+
+	if (!r->warm_left)
+		run_worker_measure(w);
 	r->progress_ns = bp_now_ns();
 	send_request(r);
+}
+
+/* crun_idle - the drain is over: the tail answered (or a stop cut it short). */
+static bool crun_idle(struct run_worker *w)
+{
+	struct crun *r = (struct crun *)w;
+
+	return w->interrupted || !r->tail;
 }
 
 static void crun_close(struct bp_conn *c, int err, const char *syscall)
@@ -326,7 +318,7 @@ static void crun_close(struct bp_conn *c, int err, const char *syscall)
 	struct crun *r = bp_conn_data(c);
 
 	r->conn = NULL;
-	if (r->phase == PH_DONE)
+	if (r->w.phase == RUN_DONE || r->w.phase == RUN_FAILED)
 		return;
 	if (err == -ECONNREFUSED)
 		run_fail(r, err, "server %s refused the %s traffic; is `busypoll pingpong --server` running there?",
@@ -356,14 +348,14 @@ static void crun_scan(struct bp_loop *loop, void *arg)
 	struct crun *r = arg;
 	uint64_t now = bp_now_ns();
 
-	if (r->phase == PH_DONE)
+	if (r->w.phase == RUN_DONE || r->w.phase == RUN_FAILED)
 		return;
 	if (now - r->progress_ns > r->timeout_ns) {
 		run_fail(r, -ETIMEDOUT, "no reply from %s for %.3g s (--timeout)", r->t->text,
 			 (double)r->timeout_ns / 1e9);
 		return;
 	}
-	if (!r->o->tcp && r->outstanding && r->phase != PH_CONNECTING &&
+	if (!r->o->tcp && r->outstanding && r->w.phase != RUN_SETUP &&
 	    now - r->t_send_mono > UDP_RESEND_NS) {
 		struct pp_bd_sample *s = r->bd ? bd_find(r, r->seq) : NULL;
 
@@ -380,44 +372,55 @@ static int crun_setup(struct bp_loop *loop, void *arg)
 	int ret;
 
 	r->loop = loop;
+	r->w.loop = loop;
 	r->progress_ns = bp_now_ns();
+	ev_name_thread("pp-client", 0);
 	ret = bp_conn_connect(loop, (const struct sockaddr *)&r->t->addr, r->t->addrlen,
 			      r->o->tcp ? SOCK_STREAM : SOCK_DGRAM, &crun_ops, r, &r->conn);
 	return ret;
 }
 
-static void crun_stop_now(struct bp_loop *loop, void *arg)
+/* crun_teardown - on the thread at the join: the breakdown's last samples, the socket's NAPI id. */
+static void crun_teardown(struct bp_loop *loop, void *arg)
 {
 	struct crun *r = arg;
 
-	if (r->phase != PH_DONE) {
-		r->interrupted = true;
-		run_finish(r);
-	}
+	if (r->bd)
+		bd_flush(r);
+	if (r->conn)
+		r->napi_id = bp_conn_napi_id(r->conn);
 }
+
+/* crun_watch - the main thread's look every WATCH_MS: a tick without a round trip makes the loop look. */
+static void crun_watch(struct run *run)
+{
+	struct crun *r = run->tool;
+	uint64_t now = run_units(run);
+
+	if (now == r->watched)
+		bp_loop_post(r->loop, crun_scan, r);
+	r->watched = now;
+}
+
+static const struct run_ops crun_run_ops = { .start = crun_start, .idle = crun_idle, .watch = crun_watch };
 
 /* ---- the run, from the calling thread ---- */
 
-static void side_fill(struct pp_side *c, const struct crun *r, const struct bp_kstats *k0,
-		      const struct bp_kstats *k1)
+/* side_fill - the client's evidence over the run (warm-up included), in mode. */
+static void side_fill(struct evidence *c, const struct crun *r, const struct bp_mode *mode,
+		      const struct bp_kstats *k0, const struct bp_kstats *k1)
 {
-	const struct bp_loop_snapshot *a = &r->start, *b = &r->end;
-
 	memset(c, 0, sizeof(*c));
-	if (!r->started)
+	if (!r->w.measured)
 		return;
 	c->valid = true;
-	c->round_trips = r->total;
-	c->syscalls = b->ctr.syscalls - a->ctr.syscalls;
-	c->empty_polls = b->ctr.empty_polls - a->ctr.empty_polls;
-	c->waits = b->ctr.waits - a->ctr.waits;
-	c->wakeups = b->ctr.wakeups - a->ctr.wakeups;
-	c->utime_us = b->utime_us - a->utime_us;
-	c->stime_us = b->stime_us - a->stime_us;
-	c->nvcsw = b->nvcsw - a->nvcsw;
-	c->nivcsw = b->nivcsw - a->nivcsw;
-	c->busy_poll_rx = k1->busy_poll_rx - k0->busy_poll_rx;
-	c->net_rx = k1->net_rx - k0->net_rx;
+	bp_mode_format(mode, c->mode, sizeof(c->mode));
+	c->threads = 1;
+	c->transactions = r->total;
+	c->interval_ns = r->w.end.loop.ns - r->w.start.loop.ns;
+	ev_add_interval(c, &r->w.start, &r->w.end);
+	ev_add_kstats(c, k0, k1);
+	ev_add_napi(c, r->napi_id);
 }
 
 int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const struct bp_mode *mode,
@@ -425,14 +428,17 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 		  struct pp_run *run, char *err, size_t errlen)
 {
 	struct crun *r = calloc(1, sizeof(*r));
+	struct run *drv = calloc(1, sizeof(*drv));
 	struct bp_loop_thread *lt = NULL;
 	struct bp_kstats k0 = { 0 }, k1 = { 0 };
-	bool stop_posted = false;
 	int ret;
 
 	memset(run, 0, sizeof(*run));
-	if (!r || !(r->req = calloc(1, o->size))) {
+	if (!r || !drv || !(r->req = calloc(1, o->size))) {
+		if (r)
+			free(r->req);
 		free(r);
+		free(drv);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -444,6 +450,7 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 	r->warm_left = o->warmup;
 	r->meas_left = o->n;
 	r->timeout_ns = (uint64_t)(o->timeout_s * 1e9);
+	r->watched = UINT64_MAX;
 	/*
 	 * Sequence numbers start somewhere new each run, so nothing left over from an
 	 * earlier run (a late reply, a send path the server still held) can pass for
@@ -455,48 +462,40 @@ int pp_client_run(const struct pp_opts *o, const struct pp_target *t, const stru
 	/* Payload bytes after the header: a pattern, so a server that mangles them shows. */
 	for (uint32_t i = BP_PP_HDR_LEN; i < o->size; i++)
 		r->req[i] = (uint8_t)i;
-	r->done_fd = eventfd(0, EFD_CLOEXEC);
-	if (r->done_fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+	drv->w[0] = &r->w;
+	ret = run_init(drv, &crun_run_ops, r, 1);
+	if (ret) {
+		snprintf(err, errlen, "eventfd: %s", strerror(-ret));
 		goto out;
 	}
+	drv->flags = RUN_F_ALL_PHASES | RUN_F_TOOL_WARMUP; /* the server's START/STOP cover every round trip */
+	drv->stop = stop;
+	drv->watch_ms = WATCH_MS;
+	drv->ready_timeout_ns = r->timeout_ns;
 	bp_kstats_read(&k0);
 	ret = bp_loop_thread_start(&lt, mode, o->cpu, crun_setup, r);
 	if (ret) {
 		snprintf(err, errlen, "%s", bp_last_error());
 		goto out;
 	}
-	for (uint64_t seen = UINT64_MAX;;) {
-		struct pollfd p = { .fd = r->done_fd, .events = POLLIN };
-		uint64_t now;
-
-		/* r->phase is the loop thread's; the eventfd write orders it for us. */
-		if (poll(&p, 1, WAIT_POLL_MS) > 0)
-			break;
-		if (stop && *stop && !stop_posted) {
-			bp_loop_post(bp_loop_thread_loop(lt), crun_stop_now, r);
-			stop_posted = true;
-		}
-		/* Stalled for a whole tick: let the loop look for a lost request or a timeout. */
-		now = atomic_load_explicit(&r->progress, memory_order_relaxed);
-		if (now == seen)
-			bp_loop_post(bp_loop_thread_loop(lt), crun_scan, r);
-		seen = now;
-	}
-	bp_loop_thread_join(lt, NULL, NULL);
+	ret = run_drive(drv);
+	bp_loop_thread_join(lt, crun_teardown, r);
 	bp_kstats_read(&k1);
-	side_fill(&run->client, r, &k0, &k1);
+	side_fill(&run->client, r, mode, &k0, &k1);
 	run->total = r->total;
 	run->lost = r->lost;
 	run->napi_id = r->napi_id;
-	run->interrupted = r->interrupted;
-	ret = r->err;
-	if (ret)
-		snprintf(err, errlen, "%s", r->errmsg);
+	run->interrupted = drv->interrupted;
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "no answer from %s within %.3g s (--timeout)", t->text, o->timeout_s);
+	if (ret == -EIO || ret == 0) {
+		int e = run_first_error(drv, err, errlen);
+
+		ret = e ? e : ret;
+	}
 out:
-	if (r->done_fd >= 0)
-		close(r->done_fd);
+	run_free(drv);
+	free(drv);
 	free(r->req);
 	free(r);
 	return ret;

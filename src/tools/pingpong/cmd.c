@@ -9,6 +9,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/common/options.h"
+#include "tools/common/server.h"
 #include "tools/pingpong/pingpong.h"
 
 static volatile sig_atomic_t *stop_requested;
@@ -17,7 +18,7 @@ static volatile sig_atomic_t *stop_requested;
 static bool is_usage_error(int ret)
 {
 	return ret == -EINVAL || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRINUSE ||
-	       ret == -ENOENT;
+	       ret == -ENOENT || ret == -EACCES || ret == -EADDRNOTAVAIL;
 }
 
 static int run_server(const struct pp_opts *o)
@@ -42,8 +43,7 @@ static int run_server(const struct pp_opts *o)
 			fprintf(stderr, ", %u us delay", o->server_delay_us);
 		fputc('\n', stderr);
 	}
-	while (!*stop_requested)
-		pause();
+	srv_wait(stop_requested);
 	pp_server_dropped(s, dropped, BP_PP_ERR_COUNT);
 	pp_server_stop(s);
 	for (int i = 1; i < BP_PP_ERR_COUNT; i++)
@@ -83,10 +83,13 @@ int cmd_pingpong(int argc, char **argv)
 	}
 	ret = pp_measure(&o, stop_requested, res, err, sizeof(err));
 	if (ret) {
-		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
+		/* The finished runs are printed with the reason; the error goes to stderr too. */
+		if (pp_measured(res))
+			pp_print(stdout, res, o.format);
 		bp_tool_error("pingpong", "%s", err);
 		pp_result_free(res);
 		free(res);
+		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
 		if (*stop_requested)
 			return BP_EXIT_INTERRUPTED;
 		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;

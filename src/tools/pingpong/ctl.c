@@ -1,94 +1,108 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll pingpong client: its end of the control session (contract in
- * tools/pingpong.h). Blocking request/reply on the main thread, between runs only:
- * nothing here ever overlaps a measured round trip.
+ * tools/pingpong/pingpong.h, protocol in tools/common/control.h). Blocking
+ * request and reply on the main thread, between runs only: nothing here ever
+ * overlaps a measured round trip.
  */
 #include <errno.h>
-#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "tools/pingpong/pingpong.h"
-#include "tools/common/options.h"
 
-int pp_ctl_call(struct pp_ctl *ctl, struct bp_pp_ctl *cmd, struct bp_pp_ctl *reply, char *err,
-		size_t errlen)
+/* call - one request of type req and its reply of type want (both on the heap: 64 KiB each). */
+static int call(struct ctl_session *ctl, struct ctl_msg *m, uint16_t want, char *err, size_t errlen)
 {
-	uint8_t buf[BP_PP_CTL_MSG_LEN];
-	uint64_t seq = ++ctl->seq, rseq = 0;
-	int ret, bad;
+	return ctl_call(ctl, &m[0], want, &m[1], err, errlen);
+}
 
-	bp_pp_ctl_encode(BP_PP_CONTROL, seq, cmd, buf);
-	if (send(ctl->fd, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
-		ret = -errno;
-		snprintf(err, errlen, "control connection to %s: send: %s", ctl->addr_text, strerror(errno));
-		return ret;
+int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
+		struct pp_server_info *info, char *err, size_t errlen)
+{
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int64_t cpu = -1;
+	uint64_t delay = 0;
+	int ret;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	ret = tool_read_full(ctl->fd, buf, sizeof(buf), ctl->timeout_ms);
+	ret = ctl_session_open(ctl, addr, addrlen, timeout_ms, "is `busypoll pingpong --server` running there?", err,
+			       errlen);
 	if (ret) {
-		snprintf(err, errlen, "control connection to %s: %s", ctl->addr_text,
-			 ret == -ETIMEDOUT ? "no answer in time" :
-			 ret == -ECONNRESET ? "the server closed it" : strerror(-ret));
+		free(m);
 		return ret;
 	}
-	bad = bp_pp_ctl_decode(buf, BP_PP_CONTROL_REPLY, &rseq, reply);
-	if (bad) {
-		snprintf(err, errlen, "%s answered with something that is not busypoll pingpong (%s)",
-			 ctl->addr_text, bp_pp_err_text(bad));
-		return -EPROTO;
+	ctl_msg_init(&m[0], CTL_HELLO);
+	ctl_put_text(&m[0], CTL_T_TOOL, "pingpong");
+	ret = call(ctl, m, CTL_HELLO_OK, err, errlen);
+	if (ret == -EPROTO)
+		snprintf(err, errlen, "%s is not a busypoll pingpong server (bad answer to the hello)", ctl->peer);
+	if (!ret) {
+		memset(info, 0, sizeof(*info));
+		ctl_get_text(&m[1], CTL_T_MODE, info->mode, sizeof(info->mode));
+		ctl_get_i64(&m[1], CTL_T_CPU, &cpu);
+		ctl_get_u64(&m[1], CTL_T_PP_DELAY_US, &delay);
+		info->cpu = cpu >= -1 && cpu < 65536 ? (int)cpu : -1;
+		info->delay_us = delay <= UINT32_MAX ? (uint32_t)delay : 0;
+	} else {
+		ctl_session_close(ctl);
 	}
-	if (reply->status) {
-		snprintf(err, errlen, "server %s: %s", ctl->addr_text, reply->text);
-		return -(int)reply->status;
-	}
-	if (rseq != seq || reply->cmd != cmd->cmd) {
-		snprintf(err, errlen, "server %s answered another command", ctl->addr_text);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-int pp_ctl_open(struct pp_ctl *ctl, const struct sockaddr *addr, socklen_t addrlen,
-		int timeout_ms, struct bp_pp_ctl *info, char *err, size_t errlen)
-{
-	struct bp_pp_ctl hello = { .cmd = BP_PP_CMD_HELLO };
-	int soerr = 0, ret;
-	socklen_t len = sizeof(soerr);
-
-	ctl->seq = 0;
-	ctl->timeout_ms = timeout_ms;
-	bp_format_addr(addr, ctl->addr_text, sizeof(ctl->addr_text));
-	ctl->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (ctl->fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -errno;
-	}
-	bp_sock_set_nodelay(ctl->fd, true);
-	if (connect(ctl->fd, addr, addrlen) < 0 && errno != EINPROGRESS) {
-		ret = -errno;
-		goto unreachable;
-	}
-	ret = tool_wait_fd(ctl->fd, POLLOUT, timeout_ms);
-	if (!ret && getsockopt(ctl->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr)
-		ret = -soerr;
-	if (ret)
-		goto unreachable;
-	ret = pp_ctl_call(ctl, &hello, info, err, errlen);
-	if (ret)
-		pp_ctl_close(ctl);
-	return ret;
-unreachable:
-	snprintf(err, errlen, "cannot reach server %s: %s; is `busypoll pingpong --server` running there?",
-		 ctl->addr_text, strerror(-ret));
-	pp_ctl_close(ctl);
+	free(m);
 	return ret;
 }
 
-void pp_ctl_close(struct pp_ctl *ctl)
+int pp_ctl_set_mode(struct ctl_session *ctl, const char *mode, bool timestamps, char now[PP_MODE_LEN], char *err,
+		    size_t errlen)
 {
-	if (ctl->fd >= 0)
-		close(ctl->fd);
-	ctl->fd = -1;
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	ctl_msg_init(&m[0], CTL_SET_MODE);
+	ctl_put_text(&m[0], CTL_T_MODE, mode);
+	ctl_put_u64(&m[0], CTL_T_FLAGS, timestamps ? CTL_F_TIMESTAMPS : 0);
+	ret = call(ctl, m, CTL_MODE_SET, err, errlen);
+	if (!ret && ctl_get_text(&m[1], CTL_T_MODE, now, PP_MODE_LEN))
+		now[0] = 0;
+	free(m);
+	return ret;
+}
+
+int pp_ctl_start(struct ctl_session *ctl, char *err, size_t errlen)
+{
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	ctl_msg_init(&m[0], CTL_START);
+	ret = call(ctl, m, CTL_STARTED, err, errlen);
+	free(m);
+	return ret;
+}
+
+int pp_ctl_stop(struct ctl_session *ctl, struct evidence *server, uint32_t *napi_id, char *err, size_t errlen)
+{
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	uint64_t napi = 0;
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	ctl_msg_init(&m[0], CTL_STOP);
+	ret = call(ctl, m, CTL_EVIDENCE, err, errlen);
+	if (!ret && ev_decode(&m[1], server)) {
+		snprintf(err, errlen, "server %s sent evidence that does not decode", ctl->peer);
+		ret = -EPROTO;
+	}
+	if (!ret) {
+		ctl_get_u64(&m[1], CTL_T_PP_NAPI_ID, &napi);
+		*napi_id = napi <= UINT32_MAX ? (uint32_t)napi : 0;
+	}
+	free(m);
+	return ret;
 }

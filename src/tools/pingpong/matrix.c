@@ -58,23 +58,6 @@ void pp_result_free(struct pp_result *res)
 	}
 }
 
-static void server_side(struct pp_side *s, const struct bp_pp_ctl *st)
-{
-	memset(s, 0, sizeof(*s));
-	s->valid = true;
-	s->round_trips = st->stats.requests;
-	s->syscalls = st->stats.syscalls;
-	s->empty_polls = st->stats.empty_polls;
-	s->waits = st->stats.waits;
-	s->wakeups = st->stats.wakeups;
-	s->utime_us = st->stats.utime_us;
-	s->stime_us = st->stats.stime_us;
-	s->nvcsw = st->stats.nvcsw;
-	s->nivcsw = st->stats.nivcsw;
-	s->busy_poll_rx = st->stats.busy_poll_rx;
-	s->net_rx = st->stats.net_rx;
-}
-
 static int row_alloc(struct pp_row *row, const struct pp_opts *o)
 {
 	row->runs = calloc((size_t)o->runs, sizeof(*row->runs));
@@ -90,11 +73,10 @@ static int row_alloc(struct pp_row *row, const struct pp_opts *o)
 }
 
 /* One row: the server's mode, then --runs runs. */
-static int run_row(const struct pp_opts *o, const struct pp_target *t, struct pp_ctl *ctl,
+static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ctl_session *ctl,
 		   struct pp_row *row, const char *server_mode, volatile sig_atomic_t *stop,
 		   struct bp_hist *hist, struct pp_result *res, char *err, size_t errlen)
 {
-	struct bp_pp_ctl cmd = { .cmd = BP_PP_CMD_SET_MODE }, reply;
 	struct bp_mode cm;
 	char perr[200];
 	int ret;
@@ -104,37 +86,36 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct pp
 		snprintf(err, errlen, "client mode %s: %s", row->client_mode, perr);
 		return -EINVAL;
 	}
-	cmd.flags = o->breakdown ? BP_PP_CTL_F_TIMESTAMPS : 0;
-	snprintf(cmd.text, sizeof(cmd.text), "%s", server_mode);
-	ret = pp_ctl_call(ctl, &cmd, &reply, err, errlen);
+	ret = pp_ctl_set_mode(ctl, server_mode, o->breakdown, row->server_mode, err, errlen);
 	if (ret)
 		return ret;
-	snprintf(row->server_mode, sizeof(row->server_mode), "%s", reply.text);
 
 	for (int i = 0; i < o->runs; i++) {
 		struct pp_run *run = &row->runs[i];
-		struct bp_pp_ctl start = { .cmd = BP_PP_CMD_RUN_START }, stopc = { .cmd = BP_PP_CMD_RUN_STOP };
 
 		if (stop && *stop) {
 			res->interrupted = true;
 			return 0;
 		}
-		ret = pp_ctl_call(ctl, &start, &reply, err, errlen);
+		ret = pp_ctl_start(ctl, err, errlen);
 		if (ret)
 			return ret;
 		bp_hist_init(hist);
 		ret = pp_client_run(o, t, &cm, stop, hist, row->bd, run, err, errlen);
+		if (ret == -ECONNREFUSED && (i > 0 || row != &res->rows[0]))
+			/* it answered the runs before: not "is it running?" but gone mid-way */
+			snprintf(err, errlen, "server %s went away during run %d%s%s: its %s port refused the traffic "
+				 "(the runs before it are kept)", t->text, i + 1, res->nrows > 1 ? " of row " : "",
+				 res->nrows > 1 ? row->label : "", o->tcp ? "TCP" : "UDP");
 		if (ret)
 			return ret;
 		pp_run_figures(hist, run);
-		ret = pp_ctl_call(ctl, &stopc, &reply, err, errlen);
+		ret = pp_ctl_stop(ctl, &run->server, &row->server_napi_id, err, errlen);
 		if (ret)
 			return ret;
-		server_side(&run->server, &reply);
-		row->server_napi_id = reply.napi_id;
 		bp_hist_merge(row->all, hist);
-		pp_side_add(&row->client, &run->client);
-		pp_side_add(&row->server, &run->server);
+		ev_add(&row->client, &run->client);
+		ev_add(&row->server, &run->server);
 		row->nruns = i + 1;
 		pp_runs_aggregate(row->runs, row->nruns, &row->agg);
 		if (run->interrupted) {
@@ -145,14 +126,22 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct pp
 	return 0;
 }
 
+bool pp_measured(const struct pp_result *res)
+{
+	for (int i = 0; i < res->nrows; i++)
+		if (res->rows[i].nruns)
+			return true;
+	return false;
+}
+
 int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_result *res,
 	       char *err, size_t errlen)
 {
 	char cmodes[PP_MAX_ROWS][PP_MODE_LEN], smodes[PP_MAX_ROWS][PP_MODE_LEN];
 	static const char *const labels[PP_MAX_ROWS] = { "no busy polling", "client only", "both ends" };
 	struct pp_target t;
-	struct pp_ctl ctl = { .fd = -1 };
-	struct bp_pp_ctl info;
+	struct ctl_session ctl = { .fd = -1 };
+	struct pp_server_info info;
 	struct bp_hist *hist = NULL;
 	struct utsname un;
 	int ret, timeout_ms;
@@ -164,7 +153,7 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
 	ret = bp_parse_addr(o->host, o->port, &t.addr, &t.addrlen);
 	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
+		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());
 		return -EINVAL;
 	}
 	bp_format_addr((struct sockaddr *)&t.addr, t.text, sizeof(t.text));
@@ -201,7 +190,7 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 	ret = pp_ctl_open(&ctl, (struct sockaddr *)&t.addr, t.addrlen, timeout_ms, &info, err, errlen);
 	if (ret)
 		goto out;
-	snprintf(res->server_mode, sizeof(res->server_mode), "%s", info.text);
+	snprintf(res->server_mode, sizeof(res->server_mode), "%s", info.mode);
 	res->server_cpu = info.cpu;
 	res->server_delay_us = info.delay_us;
 
@@ -219,7 +208,9 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 			break;
 	}
 out:
-	pp_ctl_close(&ctl);
+	if (ret && pp_measured(res))
+		snprintf(res->failed, sizeof(res->failed), "%s", err);
+	ctl_session_close(&ctl);
 	free(hist);
 	return ret;
 }

@@ -11,8 +11,9 @@
  *        cannot disagree). Breakdown columns are filled on "avg" lines only: the
  *        components are pooled over a row's runs.
  *
- * Units: microseconds for times (fields end in _us), per round trip for counters
- * (_per_rt), nanoseconds for the calibration (_ns). A figure that does not exist
+ * Units: microseconds for times (fields end in _us), per transaction for counters
+ * (_per_tx: a round trip is pingpong's transaction; tools/common/evidence.h),
+ * nanoseconds for the calibration (_ns). A figure that does not exist
  * (no samples, no server answer) is null in json, empty in csv, "-" in the table.
  */
 #include <inttypes.h>
@@ -29,22 +30,10 @@ static const char *proto_name(const struct pp_opts *o)
 
 /* ---- json and csv ---- */
 
-static void emit_side(struct emit *e, const char *key, const struct pp_side *s)
+/* emit_side - a side's evidence per round trip: the shared fields (_per_tx, a round trip is a transaction). */
+static void emit_side(struct emit *e, const char *key, const struct evidence *s)
 {
-	em_begin(e, key, false);
-	em_u64(e, "round_trips", s->round_trips);
-	em_double(e, "syscalls_per_rt", pp_per_rt(s->syscalls, s));
-	em_double(e, "empty_polls_per_rt", pp_per_rt(s->empty_polls, s));
-	em_double(e, "wakeups_per_rt", pp_per_rt(s->wakeups, s));
-	em_double(e, "cpu_us_per_rt", pp_per_rt(s->utime_us + s->stime_us, s));
-	em_double(e, "context_switches_per_rt", pp_per_rt(s->nvcsw + s->nivcsw, s));
-	em_double(e, "busy_poll_rx_per_rt", pp_per_rt(s->busy_poll_rx, s));
-	em_double(e, "net_rx_per_rt", pp_per_rt(s->net_rx, s));
-	if (s->valid)
-		em_u64(e, "busy_poll_rx", s->busy_poll_rx);
-	else
-		em_null(e, "busy_poll_rx");
-	em_end(e);
+	ev_emit(e, key, s, s->transactions, "tx", !s->valid);
 }
 
 static void emit_hist_us(struct emit *e, const char *key, const struct bp_hist *h)
@@ -161,6 +150,10 @@ static void print_json(FILE *out, const struct pp_result *res)
 	em_end(&e);
 	em_string(&e, "kernel", res->kernel, sizeof(res->kernel));
 	em_bool(&e, "interrupted", res->interrupted);
+	if (res->failed[0])
+		em_string(&e, "failed", res->failed, sizeof(res->failed));
+	else
+		em_null(&e, "failed");
 	em_begin(&e, "calibration", !c->valid);
 	if (c->cpu >= 0)
 		em_int(&e, "cpu", c->cpu);
@@ -208,6 +201,7 @@ static void print_csv(FILE *out, const struct pp_result *res)
 	/* The columns never depend on the values: an empty row names them all. */
 	zero_row.all = &zero_hist;
 	emit_record(&e, &zero_row, -1, true);
+	em_string(&e, "failed", "", 1);
 	fputc('\n', out);
 	for (int i = 0; i < res->nrows; i++) {
 		const struct pp_row *row = &res->rows[i];
@@ -216,6 +210,7 @@ static void print_csv(FILE *out, const struct pp_result *res)
 		for (int k = 0; k <= row->nruns; k++) {
 			e = (struct emit){ .kind = EMIT_CSV_ROW, .out = out };
 			emit_record(&e, row, k < row->nruns ? k : -1, true);
+			em_string(&e, "failed", res->failed, sizeof(res->failed)); /* every line: what this file is from */
 			fputc('\n', out);
 		}
 	}
@@ -230,19 +225,6 @@ static const char *num(char *buf, size_t len, double v, int dec)
 		snprintf(buf, len, "%.*f", dec, v);
 	else
 		snprintf(buf, len, "-");
-	return buf;
-}
-
-/* per_rt_text - 2 decimals; a small non-zero value gets 2 significant digits (as rr). */
-static const char *per_rt_text(char *buf, size_t len, double v)
-{
-	int dec = 2;
-
-	if (!isfinite(v))
-		return num(buf, len, v, 0);
-	if (v > 0 && v < 0.005)
-		dec = 1 - (int)floor(log10(v));
-	snprintf(buf, len, "%.*f", dec < 12 ? dec : 12, v);
 	return buf;
 }
 
@@ -293,8 +275,13 @@ static void print_header(FILE *out, const struct pp_result *res)
 		fputs("  note     pin both ends to different CPUs (--cpus): unpinned figures flip between modes\n",
 		      out);
 	fputc('\n', out);
-	if (res->interrupted)
+	if (res->failed[0])
+		fprintf(out, "failed: %s; partial results\n", clean(text, sizeof(text), res->failed, sizeof(res->failed)));
+	else if (res->interrupted)
 		fputs("interrupted: partial results\n", out);
+	if (!pp_measured(res))
+		fputs(res->interrupted ? "interrupted before a run finished: nothing measured\n" : "nothing was measured\n",
+		      out);
 }
 
 static void print_runs(FILE *out, const struct pp_row *row)
@@ -355,14 +342,14 @@ static void print_counters(FILE *out, const struct pp_result *res)
 					      "context switches", "BusyPollRxPackets", "NET_RX softirqs" };
 	char c[32], s[32];
 
-	fputs("\nper round trip (client / server)", out);
-	for (int i = 0; i < res->nrows; i++)
-		fprintf(out, " %23s", res->nrows > 1 ? res->rows[i].label : "");
+	fputs("\nper round trip, a transaction (client / server)", out);
+	for (int i = 0; i < res->nrows && res->nrows > 1; i++) /* one row: no column labels */
+		fprintf(out, " %23s", res->rows[i].label);
 	fputc('\n', out);
 	for (size_t l = 0; l < sizeof(labels) / sizeof(labels[0]); l++) {
 		fprintf(out, SIDES_ROW "    ", labels[l]);
 		for (int i = 0; i < res->nrows; i++) {
-			const struct pp_side *cs = &res->rows[i].client, *ss = &res->rows[i].server;
+			const struct evidence *cs = &res->rows[i].client, *ss = &res->rows[i].server;
 			uint64_t cv = 0, sv = 0;
 			char cell[64];
 
@@ -375,8 +362,8 @@ static void print_counters(FILE *out, const struct pp_result *res)
 			case 5: cv = cs->busy_poll_rx; sv = ss->busy_poll_rx; break;
 			default: cv = cs->net_rx; sv = ss->net_rx; break;
 			}
-			snprintf(cell, sizeof(cell), "%s / %s", per_rt_text(c, sizeof(c), pp_per_rt(cv, cs)),
-				 per_rt_text(s, sizeof(s), pp_per_rt(sv, ss)));
+			snprintf(cell, sizeof(cell), "%s / %s", ev_per_text(c, sizeof(c), pp_per_tx(cv, cs)),
+				 ev_per_text(s, sizeof(s), pp_per_tx(sv, ss)));
 			fprintf(out, " %23s", cell);
 		}
 		fputc('\n', out);
@@ -391,15 +378,15 @@ static void print_counters(FILE *out, const struct pp_result *res)
 static void print_spin_cost(FILE *out, const struct pp_row *row, int side, const struct pp_calib *cal,
 			    bool label)
 {
-	const struct pp_side *s = side ? &row->server : &row->client;
+	const struct evidence *s = side ? &row->server : &row->client;
 	const char *mode = side ? row->server_mode : row->client_mode;
-	double looks = pp_per_rt(s->empty_polls, s);
+	double looks = pp_per_tx(s->empty_polls, s);
 	double cost = !strncmp(mode, "uring", 5) ? cal->uring_enter_ns : cal->epoll_wait0_ns;
 
 	if (!isfinite(looks) || looks < 1)
 		return;
 	/* A plain io_uring ring looks at its completion queue without a syscall. */
-	if (pp_per_rt(s->syscalls, s) < looks) {
+	if (pp_per_tx(s->syscalls, s) < looks) {
 		fprintf(out, "  %s%s%s polled from userspace: %.1f empty polls per round trip, most without a syscall\n",
 			label ? row->label : "", label ? ": " : "", side ? "server" : "client", looks);
 		return;
@@ -501,18 +488,31 @@ static void print_table(FILE *out, const struct pp_result *res)
 			res->rows[0].runs[0].napi_id, res->rows[0].server_napi_id);
 	if (res->opts.breakdown)
 		print_breakdown(out, res);
+	for (int i = 0; i < res->nrows; i++) {
+		const struct pp_row *row = &res->rows[i];
+		struct bp_mode m;
+
+		/* a busy-poll mode over a path with no NAPI (loopback) had nothing to busy poll: say so */
+		if (!row->nruns || row->runs[0].napi_id || row->server_napi_id ||
+		    bp_mode_parse(row->client_mode, &m, NULL, 0) || !bp_mode_is_busy_poll(&m))
+			continue;
+		fprintf(out, "\nnote: %s asks the kernel to busy poll NAPI, but the socket had no NAPI id (loopback has "
+			"none): it had nothing to busy poll; `busypoll testbed up` makes a path that has one\n",
+			row->client_mode);
+		break;
+	}
 }
 
-void pp_print(FILE *out, const struct pp_result *r, enum pp_format format)
+void pp_print(FILE *out, const struct pp_result *r, enum tool_format format)
 {
 	switch (format) {
-	case PP_FORMAT_JSON:
+	case TOOL_FORMAT_JSON:
 		print_json(out, r);
 		break;
-	case PP_FORMAT_CSV:
+	case TOOL_FORMAT_CSV:
 		print_csv(out, r);
 		break;
-	case PP_FORMAT_TABLE:
+	case TOOL_FORMAT_TABLE:
 	default:
 		print_table(out, r);
 		break;

@@ -30,6 +30,10 @@
 #include <time.h>
 
 #include <busypoll/busypoll.h>
+#include "tools/common/common_opts.h"
+#include "tools/common/control.h"
+#include "tools/common/evidence.h"
+#include "tools/common/net_opts.h"
 #include "tools/pingpong/proto.h"
 
 #define PP_DEFAULT_PORT 12868
@@ -46,8 +50,6 @@
 #define PP_MODE_LEN 128
 #define PP_DEFAULT_MATRIX_MODE "uring:napi,usecs=100"
 #define PP_MAX_ROWS 3
-
-enum pp_format { PP_FORMAT_TABLE, PP_FORMAT_JSON, PP_FORMAT_CSV };
 
 /*
  * pp_realtime_ns - CLOCK_REALTIME in ns (vDSO): the clock the kernel's software
@@ -80,19 +82,14 @@ static inline void pp_test_delay(uint32_t us)
 }
 
 struct pp_opts {
-	bool server;
-	char host[256];           /* client: the server; server: address to bind ("" = all) */
-	uint16_t port;            /* UDP and TCP, data and control */
-	bool tcp;                 /* client: TCP data instead of UDP */
+	TOOL_COMMON;              /* quiet, format */
+	TOOL_NET;                 /* server, host, port (UDP and TCP, data and control), tcp, priority,
+				   * mode (this side's; with --matrix the busy-poll mode compared), cpus */
 	uint32_t size;            /* request = reply bytes, BP_PP_HDR_LEN..BP_PP_MAX_LEN */
 	uint64_t n;               /* measured round trips per run */
 	int runs;
 	uint64_t warmup;          /* round trips before each run's measured ones */
-	struct bp_mode mode;      /* this side's; with --matrix the busy-poll mode compared */
-	char mode_text[PP_MODE_LEN]; /* canonical */
-	int cpu;                  /* the loop thread's CPU, -1 = not pinned */
-	int priority;             /* SO_PRIORITY, -1 = leave */
-	enum pp_format format;
+	int cpu;                  /* the loop thread's CPU (--cpus, one), -1 = not pinned */
 	bool matrix;
 	bool breakdown;
 	uint32_t server_delay_us; /* server: busy-wait this long before each reply */
@@ -104,7 +101,6 @@ struct pp_opts {
 	 */
 	uint32_t test_delay_us[6];
 	double timeout_s;         /* client: a run fails after this long without a reply */
-	bool quiet;               /* no log lines */
 };
 
 /* pp_opts_defaults - UDP, 64 B, 10 runs x 10000 after 1000, epoll:block, port 12868. */
@@ -117,21 +113,14 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o, char *err, size_t er
 
 /* ---- runs and averages (runs.c) ---- */
 
-/* One side's counters over a run (warm-up included: the same work, no gap to measure it). */
-struct pp_side {
-	bool valid;
-	uint64_t round_trips;     /* what the counters cover */
-	uint64_t syscalls, empty_polls, waits, wakeups;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	uint64_t busy_poll_rx, net_rx;
-};
-
 struct pp_run {
 	uint64_t n;               /* measured round trips */
 	uint64_t total;           /* every round trip of the run (warm-up and tail too) */
 	uint64_t lost;            /* UDP requests resent after no reply */
 	double min_us, mean_us, p50_us, p99_us, p999_us, max_us;
-	struct pp_side client, server;
+	/* each side over the run (warm-up included: the same work, no gap to measure it);
+	 * transactions: the round trips the counters cover */
+	struct evidence client, server;
 	uint32_t napi_id;         /* of the client's socket, 0 = none */
 	bool interrupted;
 };
@@ -149,10 +138,8 @@ struct pp_agg {
 void pp_run_figures(const struct bp_hist *h, struct pp_run *r);
 /* pp_runs_aggregate - average runs[0..n) (runs without samples are skipped). */
 void pp_runs_aggregate(const struct pp_run *runs, int n, struct pp_agg *a);
-/* pp_side_add - acc += x, field by field (valid if either is). */
-void pp_side_add(struct pp_side *acc, const struct pp_side *x);
-/* pp_per_rt - value per round trip of a side, NaN when it covers none. */
-double pp_per_rt(uint64_t value, const struct pp_side *s);
+/* pp_per_tx - value per round trip (transaction) of a side, NaN when it covers none or is not valid. */
+double pp_per_tx(uint64_t value, const struct evidence *s);
 
 /* ---- breakdown (breakdown.c) ---- */
 
@@ -258,23 +245,27 @@ void pp_server_stop(struct pp_server *s);
 
 /* ---- client ---- */
 
-/* A control session to the server (ctl.c). */
-struct pp_ctl {
-	int fd;
-	uint64_t seq;
-	char addr_text[128];
-	int timeout_ms;
+/* The server as its control session's HELLO_OK describes it (ctl.c). */
+struct pp_server_info {
+	char mode[PP_MODE_LEN];   /* its own mode, canonical */
+	int cpu;                  /* -1: not pinned */
+	uint32_t delay_us;        /* --server-delay-us */
 };
-/* pp_ctl_open - connect and HELLO; *info gets the reply. 0 or -errno (message in err). */
-int pp_ctl_open(struct pp_ctl *ctl, const struct sockaddr *addr, socklen_t addrlen,
-		int timeout_ms, struct bp_pp_ctl *info, char *err, size_t errlen);
+
 /*
- * pp_ctl_call - one command and its reply. The server's refusal (status != 0) is
- * -status with its text in err. Transport failures are -errno with a message.
+ * The client's end of the control session (tools/common/control.h), blocking,
+ * between runs only. Each returns 0, or -errno with one line in err: the server's
+ * refusal (a mode it cannot run: -EINVAL/-EPERM/-EOPNOTSUPP) or the transport's.
  */
-int pp_ctl_call(struct pp_ctl *ctl, struct bp_pp_ctl *cmd, struct bp_pp_ctl *reply, char *err,
-		size_t errlen);
-void pp_ctl_close(struct pp_ctl *ctl);
+/* pp_ctl_open - connect and HELLO; *info from the reply. */
+int pp_ctl_open(struct ctl_session *ctl, const struct sockaddr *addr, socklen_t addrlen, int timeout_ms,
+		struct pp_server_info *info, char *err, size_t errlen);
+/* pp_ctl_set_mode - run the server's data loop in mode ("" = its own), timestamps on or off; now: the mode it runs. */
+int pp_ctl_set_mode(struct ctl_session *ctl, const char *mode, bool timestamps, char now[PP_MODE_LEN], char *err,
+		    size_t errlen);
+/* pp_ctl_start / pp_ctl_stop - around a run: the server's evidence over it and its socket's NAPI id. */
+int pp_ctl_start(struct ctl_session *ctl, char *err, size_t errlen);
+int pp_ctl_stop(struct ctl_session *ctl, struct evidence *server, uint32_t *napi_id, char *err, size_t errlen);
 
 /* Where the client sends, resolved once. */
 struct pp_target {
@@ -305,7 +296,7 @@ struct pp_row {
 	struct pp_agg agg;
 	struct bp_hist *all;      /* every measured sample of every run */
 	struct pp_bd_acc *bd;     /* NULL without --breakdown */
-	struct pp_side client, server; /* summed over the runs */
+	struct evidence client, server; /* summed over the runs */
 	uint32_t server_napi_id;
 };
 
@@ -320,7 +311,11 @@ struct pp_result {
 	struct pp_calib calib;
 	char kernel[128];
 	bool interrupted;
+	char failed[256];         /* why the measurement failed ("" it did not): the finished runs are kept */
 };
+
+/* pp_measured - did any run finish (something to print, even from a failed measurement)? */
+bool pp_measured(const struct pp_result *res);
 
 /*
  * pp_measure - the whole client side: control session, calibration (--breakdown),
@@ -338,7 +333,7 @@ int pp_matrix_modes(const struct bp_mode *m, char client[PP_MAX_ROWS][PP_MODE_LE
 		    char server[PP_MAX_ROWS][PP_MODE_LEN], char *err, size_t errlen);
 
 /* ---- output (output.c) ---- */
-void pp_print(FILE *out, const struct pp_result *r, enum pp_format format);
+void pp_print(FILE *out, const struct pp_result *r, enum tool_format format);
 
 int cmd_pingpong(int argc, char **argv);
 

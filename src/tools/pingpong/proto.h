@@ -6,8 +6,8 @@
  *
  *   off len field
  *    0   4  magic          'B' 'P' 'P' 'G'
- *    4   1  version        1
- *    5   1  type           request, reply, control, control reply
+ *    4   1  version        2
+ *    5   1  type           request, reply
  *    6   2  flags          BP_PP_F_* (replies only; 0 in requests and control)
  *    8   4  length         the whole message, header included
  *   12   4  srv_rx_ns      reply: server receive wake-up (its rx timestamp to its
@@ -29,10 +29,11 @@
  * message per datagram and the datagram size must equal `length`. TCP: messages
  * back to back on the stream, framed by `length`.
  *
- * Control (TCP only, on the server's port; a connection whose first message is a
- * control message is a control session): a header of type CONTROL and length
- * BP_PP_CTL_MSG_LEN, then the 256-byte body of struct bp_pp_ctl. The server answers
- * each with a CONTROL_REPLY of the same size and seq.
+ * Control (TCP only, on the server's port): a connection whose first four bytes
+ * are "BPCT" is the control session, in the protocol every busypoll tool shares
+ * (tools/common/control.h): HELLO (the server's mode, CPU, delay), SET_MODE (the
+ * data loop's mode and timestamps), START and STOP around each run (the server's
+ * evidence, its requests answered and bad messages dropped).
  */
 #ifndef BUSYPOLL_PINGPONG_PROTO_H
 #define BUSYPOLL_PINGPONG_PROTO_H
@@ -46,7 +47,7 @@ extern "C" {
 #endif
 
 #define BP_PP_MAGIC 0x47505042u /* "BPPG" little-endian */
-#define BP_PP_VERSION 1
+#define BP_PP_VERSION 2 /* 2: control moved to tools/common/control.h */
 #define BP_PP_HDR_LEN 48
 /* The largest message: one UDP datagram over IPv4 (TCP uses the same limit). */
 #define BP_PP_MAX_LEN 65507u
@@ -54,8 +55,7 @@ extern "C" {
 enum bp_pp_type {
 	BP_PP_REQUEST = 1,
 	BP_PP_REPLY = 2,
-	BP_PP_CONTROL = 3,
-	BP_PP_CONTROL_REPLY = 4,
+	/* 3 and 4 were version 1's control messages */
 };
 
 /* Reply flags. */
@@ -75,8 +75,7 @@ enum bp_pp_err {
 	BP_PP_ERR_VERSION,    /* another protocol version */
 	BP_PP_ERR_TYPE,       /* unknown type, or not the type expected here */
 	BP_PP_ERR_FLAGS,      /* unknown flag bits, or flags where none belong */
-	BP_PP_ERR_LENGTH,     /* length field below the header or above BP_PP_MAX_LEN,
-			       * or a control message of the wrong size */
+	BP_PP_ERR_LENGTH,     /* length field below the header or above BP_PP_MAX_LEN */
 	BP_PP_ERR_OVERSIZED,  /* datagram longer than its length field */
 	BP_PP_ERR_TRUNCATED,  /* datagram shorter than its length field */
 	BP_PP_ERR_COUNT
@@ -104,9 +103,8 @@ void bp_pp_hdr_encode(const struct bp_pp_hdr *h, uint8_t buf[BP_PP_HDR_LEN]);
  * dgram: avail is one whole datagram, so it must equal the length field
  * (BP_PP_ERR_OVERSIZED / _TRUNCATED); otherwise (a stream) avail may be anything
  * from the header up, and the caller waits for h->length bytes.
- * Requests and control messages must carry no flags. Control messages must be
- * exactly BP_PP_CTL_MSG_LEN long. Returns BP_PP_OK or the reason (h is filled as
- * far as it could be read).
+ * Requests must carry no flags. Returns BP_PP_OK or the reason (h is filled as far
+ * as it could be read).
  */
 int bp_pp_hdr_decode(const uint8_t *buf, size_t avail, int want_type, bool dgram,
 		     struct bp_pp_hdr *h);
@@ -129,61 +127,6 @@ static inline uint32_t bp_pp_sat32(uint64_t ns)
  */
 void bp_pp_reply_fill(uint8_t *msg, uint16_t flags, uint32_t srv_rx_ns, uint32_t srv_proc_ns,
 		      uint32_t srv_send_ns, uint64_t prev_seq);
-
-/* ---- control ---- */
-
-#define BP_PP_CTL_BODY_LEN 256
-#define BP_PP_CTL_MSG_LEN (BP_PP_HDR_LEN + BP_PP_CTL_BODY_LEN)
-#define BP_PP_CTL_TEXT_LEN 128
-
-enum bp_pp_cmd {
-	BP_PP_CMD_HELLO = 1,     /* -> the server's mode, CPU and delay */
-	BP_PP_CMD_SET_MODE = 2,  /* text: mode ("" = the server's own), flags: timestamps */
-	BP_PP_CMD_RUN_START = 3, /* snapshot the server's counters */
-	BP_PP_CMD_RUN_STOP = 4,  /* -> counters since RUN_START */
-};
-
-enum {
-	BP_PP_CTL_F_TIMESTAMPS = 1u << 0, /* SET_MODE: software rx/tx timestamps on */
-};
-
-/* The server's side of a run (RUN_STOP reply), counters since RUN_START. */
-struct bp_pp_srv_stats {
-	uint64_t requests;      /* requests answered */
-	uint64_t dropped;       /* bad messages dropped (any reason) */
-	uint64_t interval_ns;
-	uint64_t syscalls, empty_polls, waits, wakeups;
-	uint64_t utime_us, stime_us, nvcsw, nivcsw;
-	uint64_t busy_poll_rx, net_rx; /* the server's network namespace */
-};
-
-/*
- * The body of every control message and reply. Requests use cmd, flags and text
- * (SET_MODE); replies use all: status 0 or a positive errno (text then says why),
- * the server's mode as canonical text, its CPU (-1: not pinned), its
- * --server-delay-us, the NAPI id of its data socket (0 = none yet), and stats.
- */
-struct bp_pp_ctl {
-	uint32_t cmd;
-	uint32_t status;
-	uint32_t flags;
-	int32_t cpu;
-	uint32_t delay_us;
-	uint32_t napi_id;
-	struct bp_pp_srv_stats stats;
-	char text[BP_PP_CTL_TEXT_LEN];
-};
-
-/* bp_pp_ctl_encode - a whole control message (header + body) into buf. */
-void bp_pp_ctl_encode(uint8_t type, uint64_t seq, const struct bp_pp_ctl *c,
-		      uint8_t buf[BP_PP_CTL_MSG_LEN]);
-/*
- * bp_pp_ctl_decode - parse a whole control message of type want_type. Returns
- * BP_PP_OK, a BP_PP_ERR_* from the header, or BP_PP_ERR_TYPE for an unknown command.
- * text is always NUL-terminated.
- */
-int bp_pp_ctl_decode(const uint8_t buf[BP_PP_CTL_MSG_LEN], int want_type, uint64_t *seq,
-		     struct bp_pp_ctl *c);
 
 #ifdef __cplusplus
 }

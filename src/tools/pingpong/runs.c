@@ -73,25 +73,7 @@ void pp_runs_aggregate(const struct pp_run *runs, int n, struct pp_agg *a)
 	a->sd_us = k > 1 ? sqrt(ss / (k - 1)) : 0;
 }
 
-void pp_side_add(struct pp_side *acc, const struct pp_side *x)
+double pp_per_tx(uint64_t value, const struct evidence *s)
 {
-	acc->valid |= x->valid;
-	acc->round_trips += x->round_trips;
-	acc->syscalls += x->syscalls;
-	acc->empty_polls += x->empty_polls;
-	acc->waits += x->waits;
-	acc->wakeups += x->wakeups;
-	acc->utime_us += x->utime_us;
-	acc->stime_us += x->stime_us;
-	acc->nvcsw += x->nvcsw;
-	acc->nivcsw += x->nivcsw;
-	acc->busy_poll_rx += x->busy_poll_rx;
-	acc->net_rx += x->net_rx;
-}
-
-double pp_per_rt(uint64_t value, const struct pp_side *s)
-{
-	if (!s->valid || !s->round_trips)
-		return NAN;
-	return (double)value / (double)s->round_trips;
+	return s->valid ? ev_per(value, s->transactions) : NAN;
 }

@@ -37,6 +37,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "tools/common/server.h"
 #include "tools/pingpong/server.h"
 
 /* ---- logging and bad messages ---- */
@@ -417,6 +418,7 @@ static int data_setup(struct bp_loop *loop, void *arg)
 
 	d->loop = loop;
 	bp_loop_set_data(loop, d);
+	ev_name_thread("pp-server", 0);
 	return udp_adopt(d);
 }
 
@@ -466,21 +468,11 @@ static void snap_on_thread(struct bp_loop *loop, void *arg)
 {
 	struct pp_snap *sn = arg;
 	struct pp_data *d = bp_loop_data(loop);
-	struct bp_loop_snapshot now;
 	uint64_t one = 1;
 
-	bp_loop_snapshot_take(loop, &now);
-	sn->ns = now.ns;
-	sn->side.valid = true;
-	sn->side.round_trips = d->requests;
-	sn->side.syscalls = now.ctr.syscalls;
-	sn->side.empty_polls = now.ctr.empty_polls;
-	sn->side.waits = now.ctr.waits;
-	sn->side.wakeups = now.ctr.wakeups;
-	sn->side.utime_us = now.utime_us;
-	sn->side.stime_us = now.stime_us;
-	sn->side.nvcsw = now.nvcsw;
-	sn->side.nivcsw = now.nivcsw;
+	ev_snap_take(loop, &sn->snap);
+	sn->ns = sn->snap.loop.ns;
+	sn->requests = d->requests;
 	sn->napi_id = d->udp.conn ? bp_conn_napi_id(d->udp.conn) : 0;
 	for (struct pp_dsock *ds = d->tcp; ds && !sn->napi_id; ds = ds->next)
 		sn->napi_id = bp_conn_napi_id(ds->conn);
@@ -563,12 +555,8 @@ in_use:
 			/* With port 0 another program may hold the UDP twin: pick again. */
 			if (e == EADDRINUSE && s->o.port == 0)
 				continue;
-			if (e == EADDRINUSE)
-				snprintf(err, errlen, "port %u is in use (UDP or TCP); pick another with --port",
-					 s->o.port);
-			else
-				snprintf(err, errlen, "bind port %u: %s", s->o.port, strerror(e));
-			return -e;
+			return srv_bind_error(-e, "UDP or TCP", (struct sockaddr *)&s->addr, "pick another with --port", err,
+					      errlen);
 		}
 	}
 	snprintf(err, errlen, "no free port for both UDP and TCP after 16 tries");
@@ -595,11 +583,9 @@ int pp_server_start(const struct pp_opts *o, struct pp_server **sp, char *err, s
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = bp_parse_addr(o->host[0] ? o->host : "0.0.0.0", o->port, &s->addr, &s->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "--bind %s: %s", o->host, bp_last_error());
+	ret = srv_addr("--bind", o->host, o->port, &s->addr, &s->addrlen, err, errlen);
+	if (ret)
 		goto fail;
-	}
 	ret = bind_sockets(s, err, errlen);
 	if (ret)
 		goto fail;

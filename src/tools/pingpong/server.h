@@ -73,9 +73,10 @@ struct pp_data {
 	uint32_t last_napi_id;        /* of the last TCP connection that closed */
 };
 
-/* What the data thread reports for RUN_START/RUN_STOP. */
+/* What the data thread reports for START/STOP. */
 struct pp_snap {
-	struct pp_side side;          /* round_trips = requests answered so far */
+	struct ev_snap snap;          /* the data thread's own, and its io_uring helpers' */
+	uint64_t requests;            /* answered so far */
 	uint64_t dropped;
 	uint32_t napi_id;
 	uint64_t ns;                  /* CLOCK_MONOTONIC when taken */

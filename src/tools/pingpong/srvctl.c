@@ -3,10 +3,10 @@
  * busypoll pingpong server: the control thread (see server.h).
  *
  * It owns the TCP listener. A new connection is classified by its first bytes,
- * peeked so that nothing is consumed: a control message makes it the control
- * session, a request makes it a data connection (handed to the data loop, which
- * reads the request itself), anything else is counted as bad and closed. A peer
- * that says nothing within CLASSIFY_MS is closed too.
+ * peeked so that nothing is consumed: "BPCT" (tools/common/control.h) makes it the
+ * control session, a request makes it a data connection (handed to the data loop,
+ * which reads the request itself), anything else is counted as bad and closed. A
+ * peer that says nothing within CLASSIFY_MS is closed too.
  *
  * One control session at a time: --matrix switches the server's mode, which would
  * pull the rug from under a second client. A second session is refused with
@@ -19,12 +19,14 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "tools/common/control.h"
 #include "tools/pingpong/server.h"
 
 #define PENDING_MAX 16
@@ -41,9 +43,9 @@ struct pending {
 struct session {
 	int fd;
 	char peer[64];
-	uint8_t buf[BP_PP_CTL_MSG_LEN];
+	uint8_t *buf;              /* CTL_HDR_LEN + CTL_MAX_BODY: bytes not yet a whole message */
 	size_t got;
-	bool started;              /* RUN_START seen */
+	bool started;              /* START seen */
 	struct pp_snap base;
 	struct bp_kstats k0;
 };
@@ -107,110 +109,114 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static void ctl_set_mode(struct pp_server *s, const struct bp_pp_ctl *in, struct bp_pp_ctl *out)
+/* ctl_set_mode - SET_MODE: the data loop in that mode ("" = the server's own); out: MODE_SET or ERROR. */
+static void ctl_set_mode(struct pp_server *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
+	char text[PP_MODE_LEN] = "", merr[200];
+	uint64_t flags = 0;
 	struct bp_mode m;
-	char merr[200];
 	int ret = 0;
 
-	if (!in->text[0]) {
+	ctl_get_text(in, CTL_T_MODE, text, sizeof(text));
+	ctl_get_u64(in, CTL_T_FLAGS, &flags);
+	if (!text[0])
 		m = s->own_mode;
-	} else if (bp_mode_parse(in->text, &m, merr, sizeof(merr)) != 0) {
+	else if (bp_mode_parse(text, &m, merr, sizeof(merr)) != 0)
 		ret = -EINVAL;
-	} else {
+	else
 		ret = bp_mode_check(&m, merr, sizeof(merr));
-	}
 	if (!ret)
-		ret = data_switch(s, &m, in->flags & BP_PP_CTL_F_TIMESTAMPS, merr, sizeof(merr));
+		ret = data_switch(s, &m, flags & CTL_F_TIMESTAMPS, merr, sizeof(merr));
 	if (ret) {
-		out->status = (uint32_t)-ret;
-		snprintf(out->text, sizeof(out->text), "%.*s", (int)sizeof(out->text) - 1, merr);
+		ctl_error_msg(out, ret, "%s", merr);
+		return;
 	}
+	ctl_msg_init(out, CTL_MODE_SET);
+	ctl_put_text(out, CTL_T_MODE, s->data ? s->data->mode_text : "");
 }
 
-static void ctl_run_stop(struct pp_server *s, struct session *ses, const struct pp_snap *now,
-			 struct bp_pp_ctl *out)
+/* ctl_run_stop - STOP: the data thread's evidence since START, and what the server adds. */
+static void ctl_run_stop(struct pp_server *s, struct session *ses, const struct pp_snap *now, struct ctl_msg *out)
 {
-	const struct pp_side *a = &ses->base.side, *b = &now->side;
-	struct bp_pp_srv_stats *st = &out->stats;
+	struct evidence ev = { .valid = true, .threads = 1 };
 	struct bp_kstats k1 = { 0 };
 
+	snprintf(ev.mode, sizeof(ev.mode), "%s", s->data ? s->data->mode_text : "");
+	ev.transactions = sub0(now->requests, ses->base.requests);
+	ev.interval_ns = sub0(now->ns, ses->base.ns);
+	ev_add_interval(&ev, &ses->base.snap, &now->snap);
 	bp_kstats_read(&k1);
-	st->requests = sub0(b->round_trips, a->round_trips);
-	st->dropped = sub0(now->dropped, ses->base.dropped);
-	st->interval_ns = sub0(now->ns, ses->base.ns);
-	st->syscalls = sub0(b->syscalls, a->syscalls);
-	st->empty_polls = sub0(b->empty_polls, a->empty_polls);
-	st->waits = sub0(b->waits, a->waits);
-	st->wakeups = sub0(b->wakeups, a->wakeups);
-	st->utime_us = sub0(b->utime_us, a->utime_us);
-	st->stime_us = sub0(b->stime_us, a->stime_us);
-	st->nvcsw = sub0(b->nvcsw, a->nvcsw);
-	st->nivcsw = sub0(b->nivcsw, a->nivcsw);
-	st->busy_poll_rx = sub0(k1.busy_poll_rx, ses->k0.busy_poll_rx);
-	st->net_rx = sub0(k1.net_rx, ses->k0.net_rx);
+	ev_add_kstats(&ev, &ses->k0, &k1);
+	ev_add_napi(&ev, now->napi_id);
+	ctl_msg_init(out, CTL_EVIDENCE);
+	ev_encode(out, &ev);
+	ctl_put_u64(out, CTL_T_PP_REQUESTS, ev.transactions);
+	ctl_put_u64(out, CTL_T_PP_DROPPED, sub0(now->dropped, ses->base.dropped));
+	ctl_put_u64(out, CTL_T_PP_NAPI_ID, now->napi_id);
 }
 
-/* One command in, one reply out. Returns false when the session must end. */
-static bool ctl_handle(struct pp_server *s, struct session *ses)
+/* ctl_hello_ok - who the server is: its data loop's mode, its CPU, its delay. */
+static void ctl_hello_ok(const struct pp_server *s, struct ctl_msg *out)
 {
-	struct bp_pp_ctl in, out = { 0 };
-	uint8_t buf[BP_PP_CTL_MSG_LEN];
-	struct pp_snap sn;
-	uint64_t seq = 0;
-	int bad = bp_pp_ctl_decode(ses->buf, BP_PP_CONTROL, &seq, &in);
+	ctl_msg_init(out, CTL_HELLO_OK);
+	ctl_put_text(out, CTL_T_TOOL, "pingpong");
+	ctl_put_text(out, CTL_T_MODE, s->data ? s->data->mode_text : "");
+	ctl_put_i64(out, CTL_T_CPU, s->o.cpu);
+	ctl_put_u64(out, CTL_T_PP_DELAY_US, s->o.server_delay_us);
+}
 
-	if (bad) {
-		pp_server_log(s, "control session with %s: %s; closing", ses->peer, bp_pp_err_text(bad));
-		return false;
-	}
-	out.cmd = in.cmd;
-	out.cpu = s->o.cpu;
-	out.delay_us = s->o.server_delay_us;
-	switch (in.cmd) {
-	case BP_PP_CMD_SET_MODE:
-		ctl_set_mode(s, &in, &out);
+/* One message in, one reply out. Returns false when the session must end. */
+static bool ctl_handle(struct pp_server *s, struct session *ses, const struct ctl_msg *in, struct ctl_msg *out)
+{
+	struct pp_snap sn;
+	bool keep = true;
+
+	switch (in->type) {
+	case CTL_HELLO:
+		ctl_hello_ok(s, out);
 		break;
-	case BP_PP_CMD_RUN_START:
+	case CTL_SET_MODE:
+		ctl_set_mode(s, in, out);
+		break;
+	case CTL_START:
 		if (snapshot(s, &ses->base) == 0) {
 			bp_kstats_read(&ses->k0);
 			ses->started = true;
-			out.napi_id = ses->base.napi_id;
+			ctl_msg_init(out, CTL_STARTED);
+			ctl_put_u64(out, CTL_T_PP_NAPI_ID, ses->base.napi_id);
 		} else {
-			out.status = ETIMEDOUT;
-			snprintf(out.text, sizeof(out.text), "the data loop did not answer");
+			ctl_error_msg(out, ETIMEDOUT, "the data loop did not answer");
 		}
 		break;
-	case BP_PP_CMD_RUN_STOP:
+	case CTL_STOP:
 		if (!ses->started) {
-			out.status = EINVAL;
-			snprintf(out.text, sizeof(out.text), "RUN_STOP without RUN_START");
+			ctl_error_msg(out, EINVAL, "STOP without START");
 		} else if (snapshot(s, &sn) == 0) {
-			ctl_run_stop(s, ses, &sn, &out);
-			out.napi_id = sn.napi_id;
+			ctl_run_stop(s, ses, &sn, out);
 			ses->started = false;
 		} else {
-			out.status = ETIMEDOUT;
-			snprintf(out.text, sizeof(out.text), "the data loop did not answer");
+			ctl_error_msg(out, ETIMEDOUT, "the data loop did not answer");
 		}
 		break;
-	default: /* HELLO */
+	default:
+		ctl_error_msg(out, EPROTO, "unexpected %s", ctl_type_name(in->type));
+		keep = false;
 		break;
 	}
-	if (!out.status)
-		snprintf(out.text, sizeof(out.text), "%s", s->data ? s->data->mode_text : "");
-	bp_pp_ctl_encode(BP_PP_CONTROL_REPLY, seq, &out, buf);
-	/* 304 bytes into an idle socket's buffer: a short write means the peer is broken. */
-	if (send(ses->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(buf)) {
+	out->seq = in->seq;
+	if (ctl_send_fd(ses->fd, out)) {
 		pp_server_log(s, "control session with %s: cannot answer; closing", ses->peer);
 		return false;
 	}
-	return true;
+	return keep;
 }
 
+/* session_read - what the client sent: every whole message handled, in order. */
 static void session_read(struct pp_server *s, struct session *ses)
 {
-	ssize_t n = recv(ses->fd, ses->buf + ses->got, sizeof(ses->buf) - ses->got, MSG_DONTWAIT);
+	ssize_t n = recv(ses->fd, ses->buf + ses->got, CTL_HDR_LEN + CTL_MAX_BODY - ses->got, MSG_DONTWAIT);
+	struct ctl_msg *in, *out;
+	size_t off = 0;
 
 	if (n == 0) {
 		session_end(s, ses, "closed by the client");
@@ -222,11 +228,33 @@ static void session_read(struct pp_server *s, struct session *ses)
 		return;
 	}
 	ses->got += (size_t)n;
-	if (ses->got < sizeof(ses->buf))
-		return;
-	ses->got = 0;
-	if (!ctl_handle(s, ses))
-		session_end(s, ses, "protocol error");
+	in = malloc(sizeof(*in));
+	out = malloc(sizeof(*out));
+	while (in && out && ses->fd >= 0) {
+		const char *why;
+		int len = ctl_decode(ses->buf + off, ses->got - off, in, &why);
+
+		if (len == 0)
+			break;
+		if (len < 0) {
+			pp_server_log(s, "control session with %s: %s; closing", ses->peer, why);
+			session_end(s, ses, "protocol error");
+			break;
+		}
+		off += (size_t)len;
+		if (!ctl_handle(s, ses, in, out)) {
+			session_end(s, ses, "protocol error");
+			break;
+		}
+	}
+	if (!in || !out)
+		session_end(s, ses, "out of memory");
+	if (ses->fd >= 0) {
+		memmove(ses->buf, ses->buf + off, ses->got - off);
+		ses->got -= off;
+	}
+	free(in);
+	free(out);
 }
 
 /* A session whose client is gone but whose EOF we have not read yet. */
@@ -238,15 +266,18 @@ static bool session_dead(struct session *ses)
 	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 }
 
+/* refuse_busy - a second control session: told why (a session-wide ERROR, seq 0), closed. */
 static void refuse_busy(struct pp_server *s, int fd, const char *peer)
 {
-	struct bp_pp_ctl out = { .cmd = BP_PP_CMD_HELLO, .status = EBUSY, .cpu = s->o.cpu };
-	uint8_t buf[BP_PP_CTL_MSG_LEN];
+	struct ctl_msg *out = malloc(sizeof(*out));
 
-	snprintf(out.text, sizeof(out.text), "the server is busy with another client's control session");
-	bp_pp_ctl_encode(BP_PP_CONTROL_REPLY, 0, &out, buf);
-	if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-		/* it will see the close instead */
+	if (out) {
+		ctl_error_msg(out, EBUSY, "the server is busy with another client's control session");
+		out->seq = 0;
+		if (ctl_send_fd(fd, out)) {
+			/* it will see the close instead */
+		}
+		free(out);
 	}
 	pp_server_log(s, "refused a second control session from %s (busy)", peer);
 	close(fd);
@@ -261,6 +292,7 @@ static bool classify(struct pp_server *s, struct pending *pe, struct session *se
 	uint8_t b[6];
 	char peer[64] = "?";
 	ssize_t n = recv(pe->fd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT);
+	bool control;
 
 	if (pe->peerlen)
 		bp_format_addr((struct sockaddr *)&pe->peer, peer, sizeof(peer));
@@ -270,25 +302,28 @@ static bool classify(struct pp_server *s, struct pending *pe, struct session *se
 		close(pe->fd); /* gone without a word: nothing to count */
 		return true;
 	}
-	if (n >= 4 && bp_get_le32(b) != BP_PP_MAGIC) {
+	control = n >= 4 && bp_get_le32(b) == CTL_MAGIC;
+	if (n >= 4 && !control && bp_get_le32(b) != BP_PP_MAGIC) {
 		pp_server_note_bad(s, &pe->peer, pe->peerlen, "TCP", BP_PP_ERR_MAGIC, (size_t)n);
 		close(pe->fd);
 		return true;
 	}
-	if (n < (ssize_t)sizeof(b)) {
+	if (!control && n < (ssize_t)sizeof(b)) {
+		if (!hup && n < 4)
+			return false;
 		if (!hup)
 			return false;
 		pp_server_note_bad(s, &pe->peer, pe->peerlen, "TCP", BP_PP_ERR_SHORT, (size_t)n);
 		close(pe->fd);
 		return true;
 	}
-	if (b[4] != BP_PP_VERSION || (b[5] != BP_PP_CONTROL && b[5] != BP_PP_REQUEST)) {
+	if (!control && (b[4] != BP_PP_VERSION || b[5] != BP_PP_REQUEST)) {
 		pp_server_note_bad(s, &pe->peer, pe->peerlen, "TCP",
 				   b[4] != BP_PP_VERSION ? BP_PP_ERR_VERSION : BP_PP_ERR_TYPE, (size_t)n);
 		close(pe->fd);
 		return true;
 	}
-	if (b[5] == BP_PP_REQUEST) {
+	if (!control) {
 		if (s->data)
 			pp_data_adopt_tcp(s->data, pe->fd);
 		else
@@ -337,9 +372,13 @@ void *pp_ctl_thread(void *arg)
 {
 	struct pp_server *s = arg;
 	struct pending pend[PENDING_MAX];
-	struct session ses = { .fd = -1 };
+	struct session ses = { .fd = -1, .buf = malloc(CTL_HDR_LEN + CTL_MAX_BODY) };
 	int npend = 0;
 
+	if (!ses.buf) {
+		pp_server_log(s, "control thread: out of memory");
+		return NULL;
+	}
 	for (;;) {
 		struct pollfd p[3 + PENDING_MAX];
 		int np = 0, timeout = -1, ses_idx = -1, pend0;
@@ -393,5 +432,6 @@ void *pp_ctl_thread(void *arg)
 		close(pend[i].fd);
 	if (ses.fd >= 0)
 		session_close_fd(&ses); /* the server is stopping: no mode to go back to */
+	free(ses.buf);
 	return NULL;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll rr client: F flows over T loop threads, one outstanding request per
- * flow. Phases per thread: connect (hello/ack) -> warm-up -> measure -> drain.
- * Each thread keeps its own histogram and counters and moves between phases on
- * its own timers, so the hot path shares nothing with other threads; the main
- * thread only drives the control connection and prints progress.
+ * flow. Each thread is a worker of the shared run driver (tools/common/run.h):
+ * connect (hello/ack) -> ready -> warm-up -> measure -> drain; it keeps its own
+ * histogram and counters and moves between phases on its own timers, so the hot
+ * path shares nothing with other threads. The main thread drives the run: the
+ * control session's START and STOP on the interval's edges, progress lines.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,17 +24,18 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "tools/common/control.h"
+#include "tools/common/run.h"
 #include "tools/rr/rr.h"
 #include "tools/common/options.h"
 
 #define CONTROL_TIMEOUT_MS 5000
 #define READY_TIMEOUT_NS (15ull * 1000000000ull)
-#define DRAIN_TIMEOUT_NS (5ull * 1000000000ull)
+#define STALL_NS (5ull * 1000000000ull)
 #define UDP_RESEND_NS (200ull * 1000000ull)
 #define UDP_SCAN_US 50000
 
 enum cflow_state { CF_CONNECTING, CF_HELLO, CF_IDLE, CF_BUSY, CF_DEAD };
-enum phase { PH_CONNECT, PH_WARMUP, PH_MEASURE, PH_DRAIN, PH_DONE };
 
 struct rr_client;
 struct rr_cthread;
@@ -49,6 +51,7 @@ struct rr_cflow {
 
 
 struct rr_cthread {
+	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/common/run.h) */
 	struct rr_client *cl;
 	int idx;
 	struct bp_loop_thread *lt;
@@ -57,17 +60,11 @@ struct rr_cthread {
 	int nflows;
 	int acked;               /* flows past the hello */
 	int busy;                /* flows with a request outstanding */
-	enum phase phase;
 	struct bp_hist *hist;
 	atomic_uint_fast64_t measured; /* read by the main thread for progress */
 	uint64_t total;          /* every completed transaction, all phases */
 	uint64_t udp_lost;
-	struct bp_loop_snapshot start, end;
-	bool measured_any;
-	struct bp_timer t_measure, t_end, t_udp;
-	uint64_t measure_at_ns, end_at_ns;
-	int err;
-	char errmsg[256];
+	struct bp_timer t_udp;
 };
 
 struct rr_client {
@@ -79,70 +76,37 @@ struct rr_client {
 	int n;
 	struct rr_cthread th[RR_MAX_THREADS];
 	uint8_t *request;
-	atomic_int ready;        /* threads whose flows all passed the hello */
-	atomic_int done;         /* threads that drained */
-	atomic_int failed;
 	atomic_int_fast64_t remaining; /* -n: transactions left to measure */
+	struct ctl_session ctl;  /* the run's control session */
+	struct bp_kstats k0, k1; /* this namespace's kernel counters on the interval's edges */
+	struct evidence *server; /* filled at the end edge */
+	struct rr_result *res;
+	int ctl_err;             /* START or STOP failed */
+	char ctl_msg[256];
+	uint64_t last_tx, last_ns; /* progress: measured by the last line, and when */
 };
 
 /* ---- per-thread phases ---- */
 
+/* thread_check_done - in the drain, the last answer is in: the worker is done. */
 static void thread_check_done(struct rr_cthread *t)
 {
-	if (t->phase == PH_DRAIN && t->busy == 0) {
-		t->phase = PH_DONE;
-		atomic_fetch_add(&t->cl->done, 1);
-	}
+	run_worker_drained(&t->w);
 }
-
-static void phase_end(struct rr_cthread *t)
-{
-	if (t->phase == PH_MEASURE) {
-		bp_loop_snapshot_take(t->loop, &t->end);
-	} else if (t->phase == PH_WARMUP) {
-		/* Ended before measuring began (interrupted): an empty interval. */
-		bp_loop_snapshot_take(t->loop, &t->start);
-		t->end = t->start;
-	} else if (t->phase != PH_CONNECT) {
-		return;
-	}
-	bp_timer_stop(t->loop, &t->t_measure);
-	bp_timer_stop(t->loop, &t->t_end);
-	t->phase = PH_DRAIN;
-	thread_check_done(t);
-}
-
-static void phase_measure(struct bp_loop *loop, void *arg)
-{
-	struct rr_cthread *t = arg;
-
-	if (t->phase != PH_WARMUP)
-		return;
-	bp_loop_snapshot_take(t->loop, &t->start);
-	t->measured_any = true;
-	t->phase = PH_MEASURE;
-}
-
-static void on_end_timer(struct bp_loop *loop, void *arg)
-{
-	phase_end(arg);
-}
-
-/* ---- flows ---- */
 
 static void thread_fail(struct rr_cthread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void thread_fail(struct rr_cthread *t, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
-	if (!t->err) {
-		t->err = -EIO;
-		va_start(ap, fmt);
-		vsnprintf(t->errmsg, sizeof(t->errmsg), fmt, ap);
-		va_end(ap);
-	}
-	atomic_store(&t->cl->failed, 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	run_worker_fail(&t->w, -EIO, "%s", msg);
 }
+
+/* ---- flows ---- */
 
 static void flow_send_request(struct rr_cflow *f)
 {
@@ -159,9 +123,9 @@ static void flow_send_request(struct rr_cflow *f)
 /* May this thread start another transaction now? */
 static bool thread_may_send(struct rr_cthread *t)
 {
-	if (t->phase != PH_WARMUP && t->phase != PH_MEASURE)
+	if (!run_worker_active(&t->w))
 		return false;
-	if (t->cl->o->transactions && t->phase == PH_MEASURE &&
+	if (t->cl->o->transactions && t->w.phase == RUN_MEASURE &&
 	    atomic_load_explicit(&t->cl->remaining, memory_order_relaxed) <= 0)
 		return false;
 	return true;
@@ -174,8 +138,9 @@ static void flow_complete(struct rr_cflow *f)
 
 	t->busy--;
 	t->total++;
+	run_worker_add(&t->w, 1);
 	f->state = CF_IDLE;
-	if (t->phase == PH_MEASURE) {
+	if (t->w.phase == RUN_MEASURE) {
 		bool count = true, last = false;
 
 		/* -n: exactly n measured; answers still in flight after that only drain. */
@@ -192,7 +157,7 @@ static void flow_complete(struct rr_cflow *f)
 					      memory_order_relaxed);
 		}
 		if (last)
-			phase_end(t);
+			run_worker_end(&t->w);
 	}
 	if (thread_may_send(t))
 		flow_send_request(f);
@@ -203,7 +168,7 @@ static void flow_complete(struct rr_cflow *f)
 static void thread_flow_ready(struct rr_cthread *t)
 {
 	if (++t->acked == t->nflows)
-		atomic_fetch_add(&t->cl->ready, 1);
+		run_worker_ready(&t->w);
 }
 
 static size_t cflow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -300,6 +265,9 @@ static void cflow_close(struct bp_conn *c, int err, const char *syscall)
 	if (err == -ECONNREFUSED)
 		thread_fail(t, "cannot reach server %s: connection refused; is `busypoll rr --server` running there?",
 			    t->cl->addr_text);
+	else if (err == -ECONNRESET || err == -EPIPE) /* a server killed, or its host gone */
+		thread_fail(t, "server %s closed flow %u mid-run (%s: %s)", t->cl->addr_text, f->id, syscall,
+			    strerror(-err));
 	else if (err)
 		thread_fail(t, "flow %u to %s: %s: %s", f->id, t->cl->addr_text, syscall, strerror(-err));
 	else
@@ -326,7 +294,7 @@ static void udp_scan(struct bp_loop *loop, void *arg)
 			flow_send_request(f);
 		}
 	}
-	if (t->phase != PH_DONE)
+	if (t->w.phase != RUN_DONE && t->w.phase != RUN_FAILED)
 		bp_timer_start(loop, &t->t_udp, UDP_SCAN_US, udp_scan, t);
 }
 
@@ -338,7 +306,9 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 	struct rr_client *cl = t->cl;
 
 	t->loop = loop;
+	t->w.loop = loop;
 	bp_loop_set_data(loop, t);
+	ev_name_thread("rr-client", t->idx);
 	for (int i = 0; i < t->nflows; i++) {
 		struct rr_cflow *f = &t->flows[i];
 		int ret = bp_conn_connect(loop, (struct sockaddr *)&cl->addr, cl->addrlen,
@@ -355,99 +325,97 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 	return 0;
 }
 
-static void thread_go(struct bp_loop *loop, void *arg)
-{
-	struct rr_cthread *t = arg;
-	uint64_t now = bp_now_ns();
+/* ---- the run's hooks ---- */
 
-	t->phase = PH_WARMUP;
-	/*
-	 * A thread starved past the planned start (a loaded machine, spinning peers)
-	 * still measures its whole duration, from when it really starts: otherwise
-	 * its start and end timers fire back to back and it measures nothing.
-	 */
-	if (t->measure_at_ns < now) {
-		if (t->end_at_ns)
-			t->end_at_ns += now - t->measure_at_ns;
-		t->measure_at_ns = now;
-	}
-	if (t->measure_at_ns == now)
-		phase_measure(loop, t);
-	else
-		bp_timer_start(loop, &t->t_measure, (t->measure_at_ns - now) / 1000, phase_measure, t);
-	if (t->end_at_ns)
-		bp_timer_start(loop, &t->t_end, (t->end_at_ns - now) / 1000, on_end_timer, t);
+/* rr_start - the go (on the thread): every idle flow sends its first request. */
+static void rr_start(struct run_worker *w)
+{
+	struct rr_cthread *t = (struct rr_cthread *)w;
+
 	for (int i = 0; i < t->nflows; i++)
 		if (t->flows[i].state == CF_IDLE && thread_may_send(t))
 			flow_send_request(&t->flows[i]);
 }
 
-static void thread_stop_now(struct bp_loop *loop, void *arg)
+/* rr_idle - no request outstanding: the drain is over. */
+static bool rr_idle(struct run_worker *w)
 {
-	phase_end(arg);
+	return ((struct rr_cthread *)w)->busy == 0;
 }
 
-/* ---- control connection (blocking, on the main thread) ---- */
+/* ---- control session (blocking, on the main thread) ---- */
 
-static int control_open(struct rr_client *cl, int *fdp, char *err, size_t errlen)
+/* server_cpus - the server's loop threads' CPUs from its HELLO_OK (one CTL_T_CPU each, -1 not pinned). */
+static void server_cpus(const struct ctl_msg *m, struct rr_result *res)
+{
+	struct ctl_iter it;
+	const uint8_t *val;
+	uint16_t tag;
+	size_t len;
+
+	res->nserver_cpus = 0;
+	ctl_iter_body(&it, m);
+	while (ctl_next(&it, &tag, &val, &len)) {
+		int64_t cpu = (int64_t)ctl_val_u64(val);
+
+		if (tag != CTL_T_CPU || cpu < 0 || cpu > 65535 || res->nserver_cpus == RR_MAX_THREADS)
+			continue;
+		res->server_cpus[res->nserver_cpus++] = (int)cpu;
+	}
+}
+
+/* control_open - the run's control session: HELLO with the run, the server's HELLO_OK. */
+static int control_open(struct rr_client *cl, struct ctl_session *ctl, char *err, size_t errlen)
 {
 	const struct rr_opts *o = cl->o;
-	struct bp_rr_hello h = {
-		.version = BP_RR_VERSION, .kind = BP_RR_KIND_CONTROL, .flags = o->udp ? BP_RR_FLAG_UDP : 0,
-		.request_size = o->request_size, .response_size = o->response_size, .run_id = cl->run_id,
-	};
-	uint8_t buf[BP_RR_HELLO_LEN];
-	struct bp_rr_ack ack;
-	int fd, ret, soerr = 0;
-	socklen_t len = sizeof(soerr);
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
 
-	fd = socket(cl->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -errno;
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	if (connect(fd, (struct sockaddr *)&cl->addr, cl->addrlen) < 0 && errno != EINPROGRESS) {
-		ret = -errno;
-		goto unreachable;
+	ret = ctl_session_open(ctl, (struct sockaddr *)&cl->addr, cl->addrlen, CONTROL_TIMEOUT_MS,
+			       o->own_server ? NULL : "is `busypoll rr --server` running there?", err, errlen);
+	if (ret) {
+		free(m);
+		return ret;
 	}
-	ret = tool_wait_fd(fd, POLLOUT, CONTROL_TIMEOUT_MS);
-	if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 && soerr)
-		ret = -soerr;
-	if (ret)
-		goto unreachable;
-	bp_rr_hello_encode(&h, buf);
-	if (send(fd, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
-		ret = -errno;
-		goto unreachable;
-	}
-	ret = tool_read_full(fd, buf, BP_RR_ACK_LEN, CONTROL_TIMEOUT_MS);
-	if (ret)
-		goto unreachable;
-	if (bp_rr_ack_decode(buf, &ack)) {
+	ctl_msg_init(&m[0], CTL_HELLO);
+	ctl_put_text(&m[0], CTL_T_TOOL, "rr");
+	ctl_put_u64(&m[0], CTL_T_RUN_ID, cl->run_id);
+	ctl_put_u64(&m[0], CTL_T_RR_REQUEST_SIZE, o->request_size);
+	ctl_put_u64(&m[0], CTL_T_RR_RESPONSE_SIZE, o->response_size);
+	ctl_put_u64(&m[0], CTL_T_FLAGS, o->udp ? CTL_F_UDP : 0);
+	ret = ctl_call(ctl, &m[0], CTL_HELLO_OK, &m[1], err, errlen);
+	if (!ret)
+		server_cpus(&m[1], cl->res);
+	if (ret == -EPROTO)
 		snprintf(err, errlen, "%s is not a busypoll rr server (bad answer to the hello)", cl->addr_text);
-		close(fd);
-		return -EPROTO;
-	}
-	if (ack.status != BP_RR_OK) {
-		snprintf(err, errlen, "server %s refused the run: %s", cl->addr_text, bp_rr_refuse_reason(ack.status));
-		close(fd);
-		return -ECONNREFUSED;
-	}
-	*fdp = fd;
-	return 0;
-unreachable:
-	snprintf(err, errlen, "cannot reach server %s: %s; is `busypoll rr --server` running there?", cl->addr_text,
-		 strerror(-ret));
-	close(fd);
+	else if (ret && ret != -EINTR && ret != -ETIMEDOUT && ret != -ECONNRESET)
+		ret = -ECONNREFUSED; /* the server's reason is in err */
+	if (ret)
+		ctl_session_close(ctl);
+	free(m);
 	return ret;
 }
 
-static int control_cmd(int fd, uint32_t cmd, uint64_t run_id)
+/* control_cmd - START (reply STARTED) or STOP (reply EVIDENCE, into *server). */
+static int control_cmd(struct ctl_session *ctl, uint16_t cmd, struct evidence *server, char *err, size_t errlen)
 {
-	uint8_t buf[BP_RR_CMD_LEN];
+	struct ctl_msg *m = malloc(2 * sizeof(*m));
+	int ret;
 
-	bp_rr_cmd_encode(cmd, run_id, buf);
-	return send(fd, buf, sizeof(buf), MSG_NOSIGNAL) == (ssize_t)sizeof(buf) ? 0 : -errno;
+	if (!m)
+		return -ENOMEM;
+	ctl_msg_init(&m[0], cmd);
+	ret = ctl_call(ctl, &m[0], cmd == CTL_START ? CTL_STARTED : CTL_EVIDENCE, &m[1], err, errlen);
+	if (!ret && server && ev_decode(&m[1], server)) {
+		snprintf(err, errlen, "server %s sent evidence that does not decode", ctl->peer);
+		ret = -EPROTO;
+	}
+	free(m);
+	return ret;
 }
 
 /* ---- limits ---- */
@@ -476,154 +444,94 @@ static int check_fd_limit(const struct rr_opts *o, char *err, size_t errlen)
 
 /* ---- the run ---- */
 
-static void progress_line(struct rr_client *cl, uint64_t since_ns, uint64_t *last_tx, uint64_t *last_ns)
+/* rr_edge - the interval's edges: the kernel's counters, and the server's START / STOP. */
+static void rr_edge(struct run *r, bool end)
 {
+	struct rr_client *cl = r->tool;
+
+	if (!end) {
+		bp_kstats_read(&cl->k0);
+		cl->ctl_err = control_cmd(&cl->ctl, CTL_START, NULL, cl->ctl_msg, sizeof(cl->ctl_msg));
+		if (cl->ctl_err)
+			run_stop_all(r); /* no server side to compare with: end what runs */
+		return;
+	}
+	bp_kstats_read(&cl->k1);
+	if (!cl->ctl_err && control_cmd(&cl->ctl, CTL_STOP, cl->server, cl->ctl_msg, sizeof(cl->ctl_msg)))
+		memset(cl->server, 0, sizeof(*cl->server));
+}
+
+/* rr_progress - "busypoll rr: 2.0 s  1234 transactions  600 tx/s  p99 12.3 us" on stderr. */
+static void rr_progress(struct run *r, const char *when, uint64_t units, double seconds)
+{
+	struct rr_client *cl = r->tool;
 	static struct bp_hist snap;
 	uint64_t tx = 0, now = bp_now_ns();
 
+	/* measured transactions only, the first line a whole interval into the measurement */
+	if (cl->o->quiet || now < r->measure_at_ns + (uint64_t)(cl->o->interval_s * 0.5e9))
+		return;
 	bp_hist_init(&snap);
 	for (int i = 0; i < cl->n; i++) {
 		tx += atomic_load_explicit(&cl->th[i].measured, memory_order_relaxed);
 		/* A racy copy is fine for a progress line; the final merge happens after join. */
 		bp_hist_merge(&snap, cl->th[i].hist);
 	}
+	/* the rate since the last line, or since the interval started: measured transactions only */
+	seconds = (double)(now - (cl->last_ns ? cl->last_ns : r->measure_at_ns)) / 1e9;
 	fprintf(stderr, "busypoll rr: %6.1f s  %10llu transactions  %10.0f tx/s  p99 %.1f us\n",
-		(double)(now - since_ns) / 1e9, (unsigned long long)tx,
-		now > *last_ns ? (double)(tx - *last_tx) * 1e9 / (double)(now - *last_ns) : 0.0,
-		(double)bp_hist_percentile(&snap, 99.0) / 1000.0);
-	*last_tx = tx;
-	*last_ns = now;
+		(double)(now - r->measure_at_ns) / 1e9, (unsigned long long)tx,
+		seconds > 0 ? (double)(tx - cl->last_tx) / seconds : 0.0, (double)bp_hist_percentile(&snap, 99.0) / 1000.0);
+	cl->last_tx = tx;
+	cl->last_ns = now;
 }
 
-static void sleep_ns(uint64_t ns)
+static const struct run_ops rr_run_ops = {
+	.start = rr_start, .idle = rr_idle, .edge = rr_edge, .progress = rr_progress,
+};
+
+/* fill_side - the client's side and the figures, from the joined threads. */
+static void fill_side(struct rr_result *res, struct rr_client *cl, struct run *r)
 {
-	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
-
-	nanosleep(&ts, NULL);
-}
-
-static void read_sysctl(const char *path, int *out)
-{
-	FILE *f = fopen(path, "r");
-
-	*out = -1;
-	if (f) {
-		if (fscanf(f, "%d", out) != 1)
-			*out = -1;
-		fclose(f);
-	}
-}
-
-static void fill_side(struct rr_result *res, struct rr_client *cl)
-{
-	struct rr_side *c = &res->client;
-	uint64_t first = UINT64_MAX, last = 0;
+	struct evidence *c = &res->client;
 
 	c->valid = true;
 	snprintf(c->mode, sizeof(c->mode), "%s", cl->o->mode_text);
 	c->threads = (uint32_t)cl->n;
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
-		const struct bp_loop_snapshot *a = &t->start, *b = &t->end;
 
 		c->transactions += t->total;
 		res->transactions += atomic_load(&t->measured);
 		res->udp_lost += t->udp_lost;
 		bp_hist_merge(&res->hist, t->hist);
-		if (!t->measured_any)
-			continue;
-		if (a->ns < first)
-			first = a->ns;
-		if (b->ns > last)
-			last = b->ns;
-		c->utime_us += b->utime_us - a->utime_us;
-		c->stime_us += b->stime_us - a->stime_us;
-		c->nvcsw += b->nvcsw - a->nvcsw;
-		c->nivcsw += b->nivcsw - a->nivcsw;
-		c->syscalls += b->ctr.syscalls - a->ctr.syscalls;
-		c->empty_polls += b->ctr.empty_polls - a->ctr.empty_polls;
-		c->wakeups += b->ctr.wakeups - a->ctr.wakeups;
-		c->waits += b->ctr.waits - a->ctr.waits;
-		c->completions += b->ctr.completions - a->ctr.completions;
 	}
-	c->interval_ns = last > first ? last - first : 0;
+	run_add_evidence(r, c);
+	if (r->edge_end)
+		ev_add_kstats(c, &cl->k0, &cl->k1);
 	res->seconds = (double)c->interval_ns / 1e9;
 	res->tps = res->seconds > 0 ? (double)res->transactions / res->seconds : 0;
 }
 
 static void napi_teardown(struct bp_loop *loop, void *arg)
 {
-	struct rr_side *c = arg;
+	struct evidence *c = arg;
 	uint32_t ids[RR_MAX_NAPI_IDS];
 	size_t n = bp_loop_napi_ids(loop, ids, RR_MAX_NAPI_IDS);
 
-	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-
-		for (uint32_t j = 0; j < c->n_napi_ids; j++)
-			seen |= c->napi_ids[j] == ids[i];
-		if (!seen && c->n_napi_ids < RR_MAX_NAPI_IDS)
-			c->napi_ids[c->n_napi_ids++] = ids[i];
-	}
+	for (size_t i = 0; i < n; i++)
+		ev_add_napi(c, ids[i]);
 }
 
-int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
-		  char *err, size_t errlen)
+/* start_threads - one loop thread per worker, each connecting its flows. */
+static int start_threads(struct rr_client *cl, int *started, char *err, size_t errlen)
 {
-	struct rr_client *cl = calloc(1, sizeof(*cl));
-	struct bp_kstats k0 = { 0 }, k1 = { 0 };
-	int ctl = -1, ret, started = 0;
-	uint64_t now, measure_at, end_at = 0, deadline, last_tx = 0, last_ns, next_progress = 0;
-	struct utsname un;
-
-	memset(res, 0, sizeof(*res));
-	res->opts = *o;
-	bp_hist_init(&res->hist);
-	if (uname(&un) == 0)
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
-	read_sysctl("/proc/sys/net/core/busy_poll", &res->sysctl_busy_poll);
-	read_sysctl("/proc/sys/net/core/busy_read", &res->sysctl_busy_read);
-	if (!cl) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	cl->o = o;
-	cl->n = o->threads;
-	ret = check_fd_limit(o, err, errlen);
-	if (ret)
-		goto out;
-	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "server address %s: %s", o->host, bp_last_error());
-		goto out;
-	}
-	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
-	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);
-	if (getrandom(&cl->run_id, sizeof(cl->run_id), 0) != sizeof(cl->run_id) || !cl->run_id)
-		cl->run_id = bp_now_ns() ^ (uint64_t)getpid() << 32;
-	cl->request = calloc(1, o->request_size);
-	if (!cl->request) {
-		snprintf(err, errlen, "out of memory for a %u-byte request", o->request_size);
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (o->udp)
-		bp_put_le64(cl->request, cl->run_id);
-	atomic_store(&cl->remaining, (int_fast64_t)o->transactions);
-
-	ret = control_open(cl, &ctl, err, errlen);
-	if (ret && stop && *stop) {
-		/* A signal cut the hello short (poll: EINTR): interrupted, not unreachable. */
-		res->interrupted = true;
-		ret = 0;
-		goto out;
-	}
-	if (ret)
-		goto out;
+	const struct rr_opts *o = cl->o;
 
 	for (int i = 0; i < cl->n; i++) {
 		struct rr_cthread *t = &cl->th[i];
 		int lo = (int)((int64_t)o->flows * i / cl->n), hi = (int)((int64_t)o->flows * (i + 1) / cl->n);
+		int ret;
 
 		t->cl = cl;
 		t->idx = i;
@@ -632,8 +540,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		t->hist = malloc(sizeof(*t->hist));
 		if (!t->flows || !t->hist) {
 			snprintf(err, errlen, "out of memory for %d flows", t->nflows);
-			ret = -ENOMEM;
-			goto out_threads;
+			return -ENOMEM;
 		}
 		bp_hist_init(t->hist);
 		for (int j = 0; j < t->nflows; j++) {
@@ -643,123 +550,135 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 		ret = bp_loop_thread_start(&t->lt, &o->mode, o->ncpus ? o->cpus[i % o->ncpus] : -1, cthread_setup, t);
 		if (ret) {
 			snprintf(err, errlen, "%s", bp_last_error());
-			goto out_threads;
+			return ret;
 		}
-		started++;
+		(*started)++;
 	}
+	return 0;
+}
 
-	/* All flows past their hello before the clock starts. */
-	deadline = bp_now_ns() + READY_TIMEOUT_NS;
-	while (atomic_load(&cl->ready) < cl->n) {
-		if (atomic_load(&cl->failed) || (stop && *stop) || bp_now_ns() > deadline)
-			break;
-		sleep_ns(1000000);
+/* client_prepare - the server's address, the run id, the request bytes. */
+static int client_prepare(struct rr_client *cl, struct rr_result *res, char *err, size_t errlen)
+{
+	const struct rr_opts *o = cl->o;
+	int ret = check_fd_limit(o, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = bp_parse_addr(o->host, o->port, &cl->addr, &cl->addrlen);
+	if (ret) {
+		/* what the user typed does not name a server: bad input (exit 2), said of the option */
+		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());
+		return ret == -ENOMEM ? ret : -EINVAL;
 	}
-	if (atomic_load(&cl->ready) < cl->n) {
-		ret = -ETIMEDOUT;
+	bp_format_addr((struct sockaddr *)&cl->addr, cl->addr_text, sizeof(cl->addr_text));
+	snprintf(res->server_addr, sizeof(res->server_addr), "%s", cl->addr_text);
+	if (getrandom(&cl->run_id, sizeof(cl->run_id), 0) != sizeof(cl->run_id) || !cl->run_id)
+		cl->run_id = bp_now_ns() ^ (uint64_t)getpid() << 32;
+	cl->request = calloc(1, o->request_size);
+	if (!cl->request) {
+		snprintf(err, errlen, "out of memory for a %u-byte request", o->request_size);
+		return -ENOMEM;
+	}
+	if (o->udp)
+		bp_put_le64(cl->request, cl->run_id);
+	atomic_store(&cl->remaining, (int_fast64_t)o->transactions);
+	return 0;
+}
+
+bool rr_measured(const struct rr_result *res)
+{
+	return res->client.valid;
+}
+
+int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
+		  char *err, size_t errlen)
+{
+	struct rr_client *cl = calloc(1, sizeof(*cl));
+	struct run *r = calloc(1, sizeof(*r));
+	int ret, started = 0;
+	struct utsname un;
+
+	memset(res, 0, sizeof(*res));
+	res->opts = *o;
+	bp_hist_init(&res->hist);
+	if (uname(&un) == 0)
+		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	if (tool_read_net_sysctl("busy_poll", &res->sysctl_busy_poll))
+		res->sysctl_busy_poll = -1;
+	if (tool_read_net_sysctl("busy_read", &res->sysctl_busy_read))
+		res->sysctl_busy_read = -1;
+	if (!cl || !r) {
+		free(cl);
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cl->o = o;
+	cl->n = o->threads;
+	cl->ctl.fd = -1;
+	cl->server = &res->server;
+	cl->res = res;
+	for (int i = 0; i < cl->n; i++)
+		r->w[i] = &cl->th[i].w;
+	ret = run_init(r, &rr_run_ops, cl, cl->n);
+	if (!ret)
+		ret = client_prepare(cl, res, err, errlen);
+	if (ret)
+		goto out;
+	r->warmup_s = o->warmup_s;
+	r->duration_s = o->duration_s;
+	r->interval_s = o->interval_s;
+	r->ready_timeout_ns = READY_TIMEOUT_NS;
+	r->stall_ns = STALL_NS;
+	r->flags = RUN_F_END_AFTER_DRAIN; /* the server's count then matches the client's */
+	r->stop = stop;
+
+	ret = control_open(cl, &cl->ctl, err, errlen);
+	if (ret && stop && *stop) {
+		/* A signal cut the hello short (poll: EINTR): interrupted, not unreachable. */
+		res->interrupted = true;
+		ret = 0;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	ret = start_threads(cl, &started, err, errlen);
+	if (!ret) {
+		ret = run_drive(r);
+		res->interrupted = r->interrupted;
+	}
+	if (ret == -ETIMEDOUT && !r->started)
 		snprintf(err, errlen, "flows to %s did not start within 15 s", cl->addr_text);
-		for (int i = 0; i < started; i++)
-			if (cl->th[i].err) {
-				snprintf(err, errlen, "%s", cl->th[i].errmsg);
-				ret = cl->th[i].err;
-				break;
-			}
-		if (stop && *stop) {
-			res->interrupted = true;
-			ret = 0;
-		}
-		goto out_threads;
-	}
-
-	now = bp_now_ns();
-	measure_at = now + (uint64_t)(o->warmup_s * 1e9);
-	if (o->duration_s > 0)
-		end_at = measure_at + (uint64_t)(o->duration_s * 1e9);
-	for (int i = 0; i < cl->n; i++) {
-		cl->th[i].measure_at_ns = measure_at;
-		cl->th[i].end_at_ns = end_at;
-		bp_loop_post(cl->th[i].loop, thread_go, &cl->th[i]);
-	}
-	if (measure_at > bp_now_ns())
-		sleep_ns(measure_at - bp_now_ns());
-	bp_kstats_read(&k0);
-	control_cmd(ctl, BP_RR_CMD_START, cl->run_id);
-	last_ns = bp_now_ns();
-	if (o->interval_s > 0)
-		next_progress = last_ns + (uint64_t)(o->interval_s * 1e9);
-
-	/* Wait for the end: the threads' own timers or -n count end the measurement. */
-	while (atomic_load(&cl->done) < cl->n) {
-		if (atomic_load(&cl->failed))
-			break;
-		if (stop && *stop && !res->interrupted) {
-			res->interrupted = true;
-			for (int i = 0; i < cl->n; i++)
-				bp_loop_post(cl->th[i].loop, thread_stop_now, &cl->th[i]);
-		}
-		if (next_progress && bp_now_ns() >= next_progress && !o->quiet) {
-			progress_line(cl, measure_at, &last_tx, &last_ns);
-			next_progress += (uint64_t)(o->interval_s * 1e9);
-		}
-		if (end_at && bp_now_ns() > end_at + DRAIN_TIMEOUT_NS) {
-			snprintf(err, errlen, "server %s stopped answering: requests still outstanding 5 s after the run ended",
-				 cl->addr_text);
-			ret = -ETIMEDOUT;
-			goto out_threads;
-		}
-		sleep_ns(2000000);
-	}
-	bp_kstats_read(&k1);
-	res->client.busy_poll_rx = k1.busy_poll_rx - k0.busy_poll_rx;
-	res->client.net_rx = k1.net_rx - k0.net_rx;
-
-	if (!atomic_load(&cl->failed)) {
-		uint8_t buf[BP_RR_STATS_LEN];
-		struct bp_rr_stats st;
-
-		if (control_cmd(ctl, BP_RR_CMD_STOP, cl->run_id) == 0 &&
-		    tool_read_full(ctl, buf, sizeof(buf), CONTROL_TIMEOUT_MS) == 0 && bp_rr_stats_decode(buf, &st) == 0) {
-			struct rr_side *s = &res->server;
-
-			s->valid = true;
-			snprintf(s->mode, sizeof(s->mode), "%s", st.mode);
-			s->threads = st.threads;
-			s->transactions = st.transactions;
-			s->interval_ns = st.interval_ns;
-			s->utime_us = st.utime_us;
-			s->stime_us = st.stime_us;
-			s->nvcsw = st.nvcsw;
-			s->nivcsw = st.nivcsw;
-			s->busy_poll_rx = st.busy_poll_rx;
-			s->net_rx = st.net_rx;
-			s->syscalls = st.syscalls;
-			s->empty_polls = st.empty_polls;
-			s->wakeups = st.wakeups;
-			s->waits = st.waits;
-			s->completions = st.completions;
-			s->n_napi_ids = st.n_napi_ids;
-			memcpy(s->napi_ids, st.napi_ids, sizeof(s->napi_ids));
-		}
-	}
-	ret = 0;
-out_threads:
+	else if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "server %s stopped answering: no response for %.0f s", cl->addr_text,
+			 (double)STALL_NS / 1e9);
 	for (int i = 0; i < started; i++)
 		bp_loop_thread_join(cl->th[i].lt, napi_teardown, &res->client);
-	if (!ret || res->interrupted)
-		fill_side(res, cl);
+	if (r->started)
+		fill_side(res, cl, r);
+	if (ret == -EIO || (ret == -ETIMEDOUT && !r->started) || ret == 0) {
+		int e = run_first_error(r, err, errlen);
+
+		if (e)
+			ret = e;
+	}
+	if (!ret && cl->ctl_err) {
+		snprintf(err, errlen, "%s", cl->ctl_msg);
+		ret = cl->ctl_err;
+	}
+	if (ret && res->interrupted && !atomic_load(&r->failed) && !cl->ctl_err)
+		ret = 0;
+	if (ret && rr_measured(res))
+		snprintf(res->failed, sizeof(res->failed), "%s", err);
+out:
 	for (int i = 0; i < cl->n; i++) {
-		if (!ret && cl->th[i].err) {
-			snprintf(err, errlen, "%s", cl->th[i].errmsg);
-			ret = cl->th[i].err;
-		}
 		free(cl->th[i].flows);
 		free(cl->th[i].hist);
 	}
-	if (ret && res->interrupted && !atomic_load(&cl->failed))
-		ret = 0;
-out:
-	if (ctl >= 0)
-		close(ctl);
+	ctl_session_close(&cl->ctl);
+	run_free(r);
+	free(r);
 	free(cl->request);
 	free(cl);
 	return ret;

@@ -9,6 +9,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/common/options.h"
+#include "tools/common/server.h"
 #include "tools/rr/rr.h"
 
 static volatile sig_atomic_t *stop_requested;
@@ -21,14 +22,15 @@ static int run_server(const struct rr_opts *o)
 
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
-		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL)
+		/* a port in use or not ours, an address not here, a mode or a priority not allowed: bad input */
+		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL || ret == -EACCES ||
+			ret == -EADDRNOTAVAIL)
 			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
 			rr_server_port(s), o->threads, o->threads == 1 ? "" : "s", o->mode_text);
-	while (!*stop_requested)
-		pause();
+	srv_wait(stop_requested);
 	rr_server_stop(s);
 	return BP_EXIT_OK;
 }
@@ -57,12 +59,16 @@ int cmd_rr(int argc, char **argv)
 		return BP_EXIT_FAIL;
 	}
 	ret = rr_client_run(&o, stop_requested, res, err, sizeof(err));
+	/* What was measured is printed, a failure's partial results too (with the reason). */
+	if (!ret || rr_measured(res))
+		rr_print(stdout, res, o.format);
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
 		free(res);
-		return (ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		/* a host that does not resolve, a descriptor limit, a mode or priority not allowed: bad input */
+		return (ret == -EINVAL || ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE
+												     : BP_EXIT_FAIL;
 	}
-	rr_print(stdout, res, o.format);
 	ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	free(res);
 	return ret;

@@ -21,26 +21,11 @@
 #include "tools/common/emit.h"
 #include "tools/rr/rr.h"
 
-double rr_per_tx(uint64_t value, uint64_t transactions)
-{
-	return transactions ? (double)value / (double)transactions : 0;
-}
-
-/* The u64 counters of struct rr_side, in output order. */
-#define SIDE_U64(X)                                                                   \
-	X(transactions) X(interval_ns) X(utime_us) X(stime_us) X(nvcsw) X(nivcsw)      \
-	X(busy_poll_rx) X(net_rx) X(syscalls) X(empty_polls) X(wakeups) X(waits)       \
-	X(completions)
-/* Those that mean something per transaction (not transactions, not the interval). */
-#define SIDE_PER_TX(X)                                                                \
-	X(utime_us) X(stime_us) X(nvcsw) X(nivcsw) X(busy_poll_rx) X(net_rx)           \
-	X(syscalls) X(empty_polls) X(wakeups) X(waits) X(completions)
-
 /* ---- the result, walked once for json and csv ---- */
 
 /*
  * client_mode - the settings' canonical mode (mode_text, 128 bytes: never cut short),
- * else the client side's (rr_side.mode has 128, like the wire). *max: its array's size.
+ * else the client side's (struct evidence's mode has 128). *max: its array's size.
  */
 static const char *client_mode(const struct rr_result *r, size_t *max)
 {
@@ -61,32 +46,42 @@ static void em_sysctl(struct emit *e, const char *key, int v)
 		em_null(e, key);
 }
 
-static void emit_side(struct emit *e, const char *key, const struct rr_side *s, uint64_t tx,
-		      bool is_null)
+/*
+ * emit_side_of - one side: the shared evidence fields, per transaction of the
+ * measured interval (the counters cover it alone, so warm-up transactions cost
+ * nothing in it).
+ */
+static void emit_side_of(struct emit *e, const char *key, const struct evidence *s, uint64_t tx, bool is_null)
 {
-	int64_t ids[RR_MAX_NAPI_IDS];
-	uint32_t n = s->n_napi_ids < RR_MAX_NAPI_IDS ? s->n_napi_ids : RR_MAX_NAPI_IDS;
+	ev_emit(e, key, s, tx, "tx", is_null);
+}
 
-	em_begin(e, key, is_null);
-	em_bool(e, "valid", s->valid);
-	em_string(e, "mode", s->mode, sizeof(s->mode));
-	em_u64(e, "threads", s->threads);
-#define U64(f) em_u64(e, #f, s->f);
-	SIDE_U64(U64)
-#undef U64
-	for (uint32_t i = 0; i < n; i++)
-		ids[i] = s->napi_ids[i];
-	em_list(e, "napi_ids", ids, n);
-#define PER_TX(f) em_double(e, #f "_per_tx", rr_per_tx(s->f, tx));
-	SIDE_PER_TX(PER_TX)
-#undef PER_TX
-	em_double(e, "cpu_us_per_tx", rr_per_tx(s->utime_us + s->stime_us, tx));
-	em_double(e, "context_switches_per_tx", rr_per_tx(s->nvcsw + s->nivcsw, tx));
-	em_end(e);
+/*
+ * rr_note - what a reader must know to read the figures right: a busy-poll mode
+ * whose flows had no NAPI id (loopback has none) had nothing to busy poll. "" none.
+ */
+static const char *rr_note(const struct rr_result *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (bp_mode_is_busy_poll(&r->opts.mode) && r->client.valid && !r->client.n_napi_ids)
+		snprintf(buf, len, "%s asks the kernel to busy poll NAPI, but no flow had a NAPI id (loopback has "
+			 "none): it had nothing to busy poll; `busypoll testbed up` makes a path that has one",
+			 r->opts.mode_text);
+	return buf;
+}
+
+/* em_text_or_null - a text, null (csv: empty) when it is "". */
+static void em_text_or_null(struct emit *e, const char *key, const char *s, size_t max)
+{
+	if (s[0])
+		em_string(e, key, s, max);
+	else
+		em_null(e, key);
 }
 
 static void emit_result(struct emit *e, const struct rr_result *r)
 {
+	char note[300];
 	const struct rr_opts *o = &r->opts;
 	const struct bp_hist *h = &r->hist;
 	int64_t cpus[RR_MAX_THREADS];
@@ -114,6 +109,9 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	for (int i = 0; i < ncpus; i++)
 		cpus[i] = o->cpus[i];
 	em_list(e, "cpus", cpus, ncpus > 0 ? (size_t)ncpus : 0);
+	for (int i = 0; i < r->nserver_cpus && i < RR_MAX_THREADS; i++)
+		cpus[i] = r->server_cpus[i];
+	em_list(e, "server_cpus", cpus, r->nserver_cpus > 0 ? (size_t)r->nserver_cpus : 0);
 	if (o->priority >= 0)
 		em_int(e, "priority", o->priority);
 	else
@@ -145,14 +143,16 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	em_double(e, "max", h->max / 1e3);
 	em_end(e);
 
-	emit_side(e, "client", &r->client, r->transactions, false);
-	emit_side(e, "server", &r->server, r->transactions, !r->server.valid);
+	emit_side_of(e, "client", &r->client, r->transactions, false);
+	emit_side_of(e, "server", &r->server, r->transactions, !r->server.valid);
 
 	if (o->udp)
 		em_u64(e, "udp_lost", r->udp_lost);
 	else
 		em_null(e, "udp_lost");
 	em_bool(e, "interrupted", r->interrupted);
+	em_text_or_null(e, "failed", r->failed, sizeof(r->failed));
+	em_text_or_null(e, "note", rr_note(r, note, sizeof(note)), sizeof(note));
 	em_end(e);
 }
 
@@ -194,28 +194,25 @@ static void put_clean(FILE *out, const char *s, size_t max)
 	}
 }
 
-/*
- * per_tx_text - a per-transaction figure with 2 decimals; a small non-zero one gets
- * the decimals for 2 significant digits instead, since 0.00 context switches/tx would
- * hide the difference between busy polling (0.00025) and none at all (0).
- */
-static const char *per_tx_text(char *buf, size_t len, double v)
-{
-	int dec = 2;
-
-	if (v > 0 && v < 0.005)
-		dec = 1 - (int)floor(log10(v));
-	snprintf(buf, len, "%.*f", dec < 12 ? dec : 12, v);
-	return buf;
-}
-
 /* sysctl_text - a sysctl's value, "?" when the client could not read it (-1). */
 static void sysctl_text(FILE *out, int v)
 {
 	if (v >= 0)
 		fprintf(out, "%d", v);
 	else
-		fputc('?', out);
+		fputs("? (not readable from this network namespace)", out);
+}
+
+/* cpus_text - ", CPUs 0,1" or ", not pinned". */
+static void cpus_text(FILE *out, const int *cpus, int n)
+{
+	if (!n) {
+		fputs(", not pinned", out);
+		return;
+	}
+	fprintf(out, ", CPU%s ", n > 1 ? "s" : "");
+	for (int i = 0; i < n && i < RR_MAX_THREADS; i++)
+		fprintf(out, "%s%d", i ? "," : "", cpus[i]);
 }
 
 #define TABLE_ROW "  %-26s %16s %16s\n"
@@ -235,11 +232,11 @@ static void table_row_tx(FILE *out, const char *label, uint64_t c, uint64_t s, u
 {
 	char cb[32], sb[32];
 
-	fprintf(out, TABLE_ROW, label, per_tx_text(cb, sizeof(cb), rr_per_tx(c, tx)),
-		server ? per_tx_text(sb, sizeof(sb), rr_per_tx(s, tx)) : "-");
+	fprintf(out, TABLE_ROW, label, ev_per_text(cb, sizeof(cb), ev_per(c, tx)),
+		server ? ev_per_text(sb, sizeof(sb), ev_per(s, tx)) : "-");
 }
 
-static void napi_list(char *buf, size_t len, const struct rr_side *s)
+static void napi_list(char *buf, size_t len, const struct evidence *s)
 {
 	uint32_t n = s->n_napi_ids < RR_MAX_NAPI_IDS ? s->n_napi_ids : RR_MAX_NAPI_IDS;
 	size_t used = 0;
@@ -253,13 +250,13 @@ static void napi_list(char *buf, size_t len, const struct rr_side *s)
 static void print_table(FILE *out, const struct rr_result *r)
 {
 	const struct rr_opts *o = &r->opts;
-	const struct rr_side *c = &r->client, *s = &r->server;
+	const struct evidence *c = &r->client, *s = &r->server;
 	const struct bp_hist *h = &r->hist;
 	bool sv = s->valid;
 	uint64_t tx = r->transactions;
 	size_t cm_max;
 	const char *cm = client_mode(r, &cm_max);
-	char cb[128], sb[128];
+	char cb[128], sb[128], threads[EV_MAX_THREADS * 32];
 
 	/* What ran: enough to reproduce it, and to see at once two runs differ. */
 	fprintf(out, "busypoll rr %s: %d thread%s, %d flow%s, request %" PRIu32 " B, response %" PRIu32
@@ -273,13 +270,17 @@ static void print_table(FILE *out, const struct rr_result *r)
 		fprintf(out, " after %g s warm-up\n", o->warmup_s);
 	else
 		fputs(", no warm-up\n", out);
+	/* each side's own CPUs: the server's from its HELLO_OK, never the client's */
 	fputs("  client mode   ", out);
 	put_clean(out, cm, cm_max);
+	cpus_text(out, o->cpus, o->ncpus);
 	fputs("\n  server mode   ", out);
-	if (sv)
+	if (sv) {
 		put_clean(out, s->mode, sizeof(s->mode));
-	else
+		cpus_text(out, r->server_cpus, r->nserver_cpus);
+	} else {
 		fputc('-', out);
+	}
 	fputs("\n  kernel        ", out);
 	put_clean(out, r->kernel, sizeof(r->kernel));
 	fputs(" (net.core.busy_poll ", out);
@@ -294,18 +295,22 @@ static void print_table(FILE *out, const struct rr_result *r)
 		put_clean(out, o->host, sizeof(o->host));
 		fprintf(out, " port %" PRIu16, o->port);
 	}
-	if (o->ncpus > 0) {
-		fputs(", CPUs ", out);
-		for (int i = 0; i < o->ncpus && i < RR_MAX_THREADS; i++)
-			fprintf(out, "%s%d", i ? "," : "", o->cpus[i]);
-	}
 	if (o->priority >= 0)
 		fprintf(out, ", priority %d", o->priority);
 	fputs("\n\n", out);
 
 	/* Above the figures, not under them: every number below is from a cut-short run. */
-	if (r->interrupted)
+	if (r->failed[0]) {
+		fputs("failed: ", out);
+		put_clean(out, r->failed, sizeof(r->failed));
+		fputs("; partial results\n", out);
+	}
+	if (r->interrupted && !r->failed[0])
 		fputs("interrupted: partial results\n", out);
+	if (!rr_measured(r) || (!tx && !r->seconds)) {
+		fputs(r->interrupted ? "interrupted before anything was measured\n" : "nothing was measured\n", out);
+		return;
+	}
 	fprintf(out, "transactions/s  %.1f  (%" PRIu64 " in %.3f s)\n", r->tps, tx, r->seconds);
 	if (h->count)
 		fprintf(out,
@@ -332,31 +337,31 @@ static void print_table(FILE *out, const struct rr_result *r)
 	napi_list(cb, sizeof(cb), c);
 	napi_list(sb, sizeof(sb), s);
 	fprintf(out, TABLE_ROW, "NAPI ids", cb, sv ? sb : "-");
+	fprintf(out, "\nCPU counts the client's %s", ev_threads_text(c, threads, sizeof(threads)));
+	if (sv)
+		fprintf(out, "; the server's %s", ev_threads_text(s, threads, sizeof(threads)));
+	fputc('\n', out);
 	if (o->udp)
 		fprintf(out, "\nUDP lost        %" PRIu64 " (requests timed out and resent)\n",
 			r->udp_lost);
+	{
+		char note[300];
+
+		if (rr_note(r, note, sizeof(note))[0])
+			fprintf(out, "\nnote: %s\n", note);
+	}
 }
 
-void rr_print(FILE *out, const struct rr_result *r, enum rr_format format)
+static void walk_result(struct emit *e, const void *r)
 {
-	struct emit e = { .out = out };
+	emit_result(e, r);
+}
 
-	switch (format) {
-	case RR_FORMAT_JSON:
-		e.kind = EMIT_JSON;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case RR_FORMAT_CSV:
-		/* Header and one row: a single run is a complete csv file. */
-		rr_print_csv_header(out);
-		e.kind = EMIT_CSV_ROW;
-		emit_result(&e, r);
-		fputc('\n', out);
-		break;
-	case RR_FORMAT_TABLE:
-	default:
+void rr_print(FILE *out, const struct rr_result *r, enum tool_format format)
+{
+	/* csv: a header and one row, a single run is a complete csv file */
+	if (format != TOOL_FORMAT_TABLE)
+		emit_one(out, format == TOOL_FORMAT_CSV, walk_result, r);
+	else
 		print_table(out, r);
-		break;
-	}
 }

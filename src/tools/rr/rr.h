@@ -13,22 +13,21 @@
 #include <stdio.h>
 
 #include <busypoll/busypoll.h>
+#include "tools/common/common_opts.h"
+#include "tools/common/evidence.h"
+#include "tools/common/net_opts.h"
 #include "tools/rr/proto.h"
 
 #define RR_DEFAULT_PORT 12867
-#define RR_MAX_THREADS 64
-#define RR_MAX_NAPI_IDS 8
+#define RR_MAX_THREADS TOOL_MAX_CPUS
+#define RR_MAX_NAPI_IDS EV_MAX_NAPI
 /* A connection that has not said hello by then is closed: silent or half-open peers
  * must not hold the server's descriptors for ever. */
 #define RR_HELLO_TIMEOUT_MS 10000
 
-enum rr_format { RR_FORMAT_TABLE, RR_FORMAT_JSON, RR_FORMAT_CSV };
-
 struct rr_opts {
-	bool server;
-	char host[256];           /* client: the server; server: the address to bind (default any) */
-	uint16_t port;
-	bool udp;
+	TOOL_COMMON;              /* quiet, format */
+	TOOL_NET;                 /* server, host, port, udp, priority, mode, cpus (thread i on cpus[i]) */
 	int threads;              /* -T */
 	int flows;                /* -F, spread over the threads */
 	uint32_t request_size;    /* -Q */
@@ -36,15 +35,9 @@ struct rr_opts {
 	double duration_s;        /* -l (0 when -n is given) */
 	uint64_t transactions;    /* -n (0 = use the duration) */
 	double warmup_s;
-	struct bp_mode mode;
-	char mode_text[128];      /* canonical */
-	int cpus[RR_MAX_THREADS]; /* thread i on cpus[i]; ncpus = 0: not pinned */
-	int ncpus;
-	int priority;             /* SO_PRIORITY, -1 = leave */
 	double interval_s;        /* -I progress lines (0 = none) */
-	enum rr_format format;
-	bool quiet;               /* no progress or log lines (compare) */
 	uint32_t hello_timeout_ms; /* server: close a connection with no hello by then (default 10 s) */
+	bool own_server;          /* client: the caller runs the server (compare): no "is it running?" hint */
 };
 
 /* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block. */
@@ -56,21 +49,6 @@ void rr_opts_defaults(struct rr_opts *o);
  */
 int rr_parse_opts(int argc, char **argv, struct rr_opts *o, char *err, size_t errlen);
 
-/* One side of a run: CPU, engine counters, kernel evidence, over the measured interval. */
-struct rr_side {
-	bool valid;
-	char mode[128];
-	uint32_t threads;
-	uint64_t transactions;    /* all phases (warm-up included): both sides count the same */
-	uint64_t interval_ns;
-	uint64_t utime_us, stime_us;
-	uint64_t nvcsw, nivcsw;
-	uint64_t busy_poll_rx, net_rx;
-	uint64_t syscalls, empty_polls, wakeups, waits, completions;
-	uint32_t napi_ids[RR_MAX_NAPI_IDS];
-	uint32_t n_napi_ids;
-};
-
 struct rr_result {
 	struct rr_opts opts;      /* the settings that produced it */
 	char server_addr[128];
@@ -79,10 +57,14 @@ struct rr_result {
 	double tps;
 	uint64_t udp_lost;        /* UDP requests that timed out and were resent */
 	struct bp_hist hist;      /* latency, ns */
-	struct rr_side client, server;
+	/* each side over the measured interval; transactions: every one it did, all phases */
+	struct evidence client, server;
 	bool interrupted;
+	char failed[256];         /* why the run failed ("" it did not): what was measured is kept */
+	int server_cpus[RR_MAX_THREADS]; /* the server's loop threads' CPUs (its HELLO_OK) */
+	int nserver_cpus;         /* 0: not pinned (or not known) */
 	char kernel[128];         /* uname -r */
-	int sysctl_busy_poll, sysctl_busy_read;
+	int sysctl_busy_poll, sysctl_busy_read; /* -1: not readable from here */
 };
 
 /* ---- server ---- */
@@ -108,19 +90,20 @@ void rr_server_stop(struct rr_server *s);
  * rr_client_run - one run against o->host. *stop may be set (e.g. by SIGINT) to
  * end early: the results so far are still filled in and res->interrupted set.
  * Returns 0, or -errno with a one-line message in err (server unreachable, refused,
- * fd limit, mode not allowed).
+ * gone mid-run, fd limit, mode not allowed); when the run had started, what it
+ * measured is in res too, with the reason in res->failed (rr_measured says so).
  */
 int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
 		  char *err, size_t errlen);
 
+/* rr_measured - does res hold a run's figures (it got past the start), even a failed one's? */
+bool rr_measured(const struct rr_result *res);
+
 /* ---- output ---- */
 /* rr_print - the result in o->format: table (at a glance), json or csv (every field). */
-void rr_print(FILE *out, const struct rr_result *r, enum rr_format format);
+void rr_print(FILE *out, const struct rr_result *r, enum tool_format format);
 /* rr_print_csv_header - the csv header line (compare prints it once for many rows). */
 void rr_print_csv_header(FILE *out);
-
-/* Per-transaction figures derived from a side (0 when no transactions). */
-double rr_per_tx(uint64_t value, uint64_t transactions);
 
 int cmd_rr(int argc, char **argv);
 

@@ -5,8 +5,9 @@
  * callback: no re-arming of interest per transaction (neper pays two epoll_ctl
  * and an extra epoll_wait per transaction for that).
  *
- * Per-run transaction counts are summed on each loop's own thread when the
- * control connection asks (START/STOP), so the hot path touches no shared memory.
+ * Per-run transaction counts and each thread's evidence are taken on each loop's
+ * own thread when the control session asks (START/STOP), so the hot path touches
+ * no shared memory.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "tools/common/control.h"
+#include "tools/common/server.h"
 #include "tools/rr/rr.h"
 
 #define RR_RUN_SLOTS 256
@@ -40,7 +43,6 @@ struct rr_server;
 struct rr_sthread {
 	struct rr_server *s;
 	int idx;
-	struct bp_loop_thread *lt;
 	struct bp_loop *loop;
 	struct rr_sflow *flows;   /* every flow on this thread (freed at stop if still open) */
 	struct {
@@ -56,9 +58,7 @@ struct rr_server {
 	struct rr_opts o;
 	int n;
 	struct rr_sthread th[RR_MAX_THREADS];
-	struct bp_loop *loops[RR_MAX_THREADS];
-	struct bp_placer *placer;
-	struct bp_listener *listener;
+	struct srv_threads st;    /* the loop threads, the placer, the listener (tools/common/server.h) */
 	uint16_t port;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -85,13 +85,14 @@ struct rr_sflow {
 	struct bp_timer hello_deadline;
 };
 
-/* A control connection; outlives its conn while a snapshot is being gathered. */
+struct rr_snap;
+
+/* A control session; outlives its conn while a snapshot is being gathered. */
 struct rr_ctl {
 	struct rr_sflow *flow;    /* NULL once the conn closed */
 	int pending_snaps;
-	struct rr_side base;      /* at START */
-	uint64_t base_ns;
-	bool started;
+	struct rr_snap *base;     /* every thread at START (NULL before) */
+	struct bp_kstats k0;      /* this namespace's kernel counters at START */
 };
 
 static void server_log(const struct rr_server *s, const char *fmt, ...)
@@ -144,98 +145,105 @@ static void run_put(struct rr_server *s, struct rr_run *r)
 	pthread_mutex_unlock(&s->runs_lock);
 }
 
-/* ---- snapshots for the control connection ---- */
+/* ---- snapshots for the control session ---- */
+
+/* One thread's part of a snapshot. */
+struct rr_thread_snap {
+	struct ev_snap snap;
+	uint64_t tx;              /* the run's transactions served by the thread's open flows */
+	uint32_t napi[EV_MAX_NAPI];
+	uint32_t nnapi;
+};
 
 struct rr_snap {
 	struct rr_server *s;
 	struct rr_ctl *ctl;
 	struct bp_loop *ctl_loop;
-	uint32_t cmd;
+	uint16_t cmd;             /* CTL_START or CTL_STOP */
+	uint32_t seq;             /* of the request: the reply carries it */
 	uint64_t run_id;
+	uint64_t ns;              /* when the last thread reported */
 	atomic_int pending;
-	struct rr_side per[RR_MAX_THREADS];
+	struct rr_thread_snap per[RR_MAX_THREADS];
 };
-
-static void side_add(struct rr_side *acc, const struct rr_side *x)
-{
-	acc->transactions += x->transactions;
-	acc->utime_us += x->utime_us;
-	acc->stime_us += x->stime_us;
-	acc->nvcsw += x->nvcsw;
-	acc->nivcsw += x->nivcsw;
-	acc->syscalls += x->syscalls;
-	acc->empty_polls += x->empty_polls;
-	acc->wakeups += x->wakeups;
-	acc->waits += x->waits;
-	acc->completions += x->completions;
-	for (uint32_t i = 0; i < x->n_napi_ids; i++) {
-		bool seen = false;
-
-		for (uint32_t j = 0; j < acc->n_napi_ids; j++)
-			seen |= acc->napi_ids[j] == x->napi_ids[i];
-		if (!seen && acc->n_napi_ids < RR_MAX_NAPI_IDS)
-			acc->napi_ids[acc->n_napi_ids++] = x->napi_ids[i];
-	}
-}
-
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
 
 static void ctl_free_if_done(struct rr_ctl *ctl)
 {
-	if (!ctl->flow && !ctl->pending_snaps)
+	if (!ctl->flow && !ctl->pending_snaps) {
+		free(ctl->base);
 		free(ctl);
+	}
 }
 
-/* On the control connection's loop, once every thread has reported. */
+/* ctl_reply - a control message to the session's client, numbered as its request. */
+static void ctl_reply(struct rr_sflow *f, struct ctl_msg *m, uint32_t seq)
+{
+	uint8_t *buf = malloc(CTL_HDR_LEN + CTL_MAX_BODY);
+	int n;
+
+	m->seq = seq;
+	n = buf ? ctl_encode(m, buf, CTL_HDR_LEN + CTL_MAX_BODY) : -ENOMEM;
+	if (n > 0)
+		bp_conn_send(f->conn, buf, (size_t)n);
+	else
+		server_log(f->t->s, "control: cannot answer: %s", strerror(-n));
+	free(buf);
+}
+
+/* stop_evidence - the server's side from START's snapshot to this one. */
+static void stop_evidence(const struct rr_snap *a, const struct rr_snap *b, const struct rr_ctl *ctl,
+			  struct evidence *ev)
+{
+	const struct rr_server *s = b->s;
+	struct bp_kstats k1 = { 0 };
+
+	memset(ev, 0, sizeof(*ev));
+	ev->valid = true;
+	snprintf(ev->mode, sizeof(ev->mode), "%s", s->o.mode_text);
+	ev->threads = (uint32_t)s->n;
+	ev->interval_ns = b->ns - a->ns;
+	for (int i = 0; i < s->n; i++) {
+		ev_add_interval(ev, &a->per[i].snap, &b->per[i].snap);
+		ev->transactions += b->per[i].tx;
+		for (uint32_t k = 0; k < b->per[i].nnapi; k++)
+			ev_add_napi(ev, b->per[i].napi[k]);
+	}
+	if (ctl->flow && ctl->flow->run)
+		ev->transactions += atomic_load(&ctl->flow->run->closed_tx);
+	bp_kstats_read(&k1);
+	ev_add_kstats(ev, &ctl->k0, &k1);
+}
+
+/* On the control session's loop, once every thread has reported. */
 static void snap_finish(struct bp_loop *loop, void *arg)
 {
 	struct rr_snap *snap = arg;
 	struct rr_ctl *ctl = snap->ctl;
-	struct rr_server *s = snap->s;
-	struct rr_side agg = { 0 };
-	struct bp_kstats k = { 0 };
-	uint64_t now = bp_now_ns();
+	struct ctl_msg *m = malloc(sizeof(*m));
 
-	for (int i = 0; i < s->n; i++)
-		side_add(&agg, &snap->per[i]);
-	bp_kstats_read(&k);
-	agg.busy_poll_rx = k.busy_poll_rx;
-	agg.net_rx = k.net_rx;
-	if (ctl->flow && ctl->flow->run)
-		agg.transactions += atomic_load(&ctl->flow->run->closed_tx);
+	snap->ns = bp_now_ns();
+	if (ctl->flow && m && snap->cmd == CTL_START) {
+		free(ctl->base);
+		ctl->base = snap;
+		snap = NULL; /* kept: STOP subtracts it */
+		bp_kstats_read(&ctl->k0);
+		ctl_msg_init(m, CTL_STARTED);
+		ctl_reply(ctl->flow, m, ctl->base->seq);
+	} else if (ctl->flow && m && snap->cmd == CTL_STOP) {
+		struct evidence ev;
 
-	if (ctl->flow && snap->cmd == BP_RR_CMD_START) {
-		ctl->base = agg;
-		ctl->base_ns = now;
-		ctl->started = true;
-	} else if (ctl->flow && snap->cmd == BP_RR_CMD_STOP) {
-		struct bp_rr_stats st = { 0 };
-		uint8_t buf[BP_RR_STATS_LEN];
-		const struct rr_side *b = &ctl->base;
-
-		st.transactions = agg.transactions;
-		st.interval_ns = ctl->started ? now - ctl->base_ns : 0;
-		st.utime_us = sub0(agg.utime_us, b->utime_us);
-		st.stime_us = sub0(agg.stime_us, b->stime_us);
-		st.nvcsw = sub0(agg.nvcsw, b->nvcsw);
-		st.nivcsw = sub0(agg.nivcsw, b->nivcsw);
-		st.busy_poll_rx = sub0(agg.busy_poll_rx, b->busy_poll_rx);
-		st.net_rx = sub0(agg.net_rx, b->net_rx);
-		st.syscalls = sub0(agg.syscalls, b->syscalls);
-		st.empty_polls = sub0(agg.empty_polls, b->empty_polls);
-		st.wakeups = sub0(agg.wakeups, b->wakeups);
-		st.waits = sub0(agg.waits, b->waits);
-		st.completions = sub0(agg.completions, b->completions);
-		st.threads = (uint32_t)s->n;
-		st.n_napi_ids = agg.n_napi_ids;
-		memcpy(st.napi_ids, agg.napi_ids, sizeof(st.napi_ids));
-		snprintf(st.mode, sizeof(st.mode), "%s", s->o.mode_text);
-		bp_rr_stats_encode(&st, buf);
-		bp_conn_send(ctl->flow->conn, buf, sizeof(buf));
+		if (!ctl->base) {
+			ctl_error_msg(m, EINVAL, "STOP without START");
+		} else {
+			stop_evidence(ctl->base, snap, ctl, &ev);
+			ctl_msg_init(m, CTL_EVIDENCE);
+			ev_encode(m, &ev);
+		}
+		ctl_reply(ctl->flow, m, snap->seq);
+	} else if (ctl->flow) {
+		server_log(snap->s, "control: out of memory");
 	}
+	free(m);
 	/*
 	 * Only now: a send that fails at once closes the control flow, whose release
 	 * must not free ctl while this function still uses it.
@@ -245,36 +253,27 @@ static void snap_finish(struct bp_loop *loop, void *arg)
 	free(snap);
 }
 
-/* On each server thread: its own CPU time, counters and the run's transactions. */
+/* On each server thread: its own snapshot, NAPI ids and the run's transactions. */
 static void snap_on_thread(struct bp_loop *loop, void *arg)
 {
 	struct rr_snap *snap = arg;
 	struct rr_sthread *t = bp_loop_data(loop);
-	struct rr_side *out = &snap->per[t->idx];
-	struct bp_loop_snapshot now;
+	struct rr_thread_snap *out = &snap->per[t->idx];
 
-	bp_loop_snapshot_take(loop, &now);
-	out->utime_us = now.utime_us;
-	out->stime_us = now.stime_us;
-	out->nvcsw = now.nvcsw;
-	out->nivcsw = now.nivcsw;
-	out->syscalls = now.ctr.syscalls;
-	out->empty_polls = now.ctr.empty_polls;
-	out->wakeups = now.ctr.wakeups;
-	out->waits = now.ctr.waits;
-	out->completions = now.ctr.completions;
-	out->n_napi_ids = (uint32_t)bp_loop_napi_ids(loop, out->napi_ids, RR_MAX_NAPI_IDS);
+	ev_snap_take(loop, &out->snap);
+	out->nnapi = (uint32_t)bp_loop_napi_ids(loop, out->napi, EV_MAX_NAPI);
 	for (struct rr_sflow *f = t->flows; f; f = f->next)
 		if (f->run_id == snap->run_id)
-			out->transactions += f->tx;
+			out->tx += f->tx;
 	for (int i = 0; i < RR_UDP_RUN_CACHE; i++)
 		if (t->udp_runs[i].run_id == snap->run_id)
-			out->transactions += t->udp_runs[i].tx;
+			out->tx += t->udp_runs[i].tx;
 	if (atomic_fetch_sub(&snap->pending, 1) == 1)
 		bp_loop_post(snap->ctl_loop, snap_finish, snap);
 }
 
-static void ctl_command(struct rr_sflow *f, uint32_t cmd)
+/* ctl_command - START or STOP: a snapshot of every thread, answered when all have reported. */
+static void ctl_command(struct rr_sflow *f, uint16_t cmd, uint32_t seq)
 {
 	struct rr_server *s = f->t->s;
 	struct rr_snap *snap = calloc(1, sizeof(*snap));
@@ -287,11 +286,12 @@ static void ctl_command(struct rr_sflow *f, uint32_t cmd)
 	snap->ctl = f->ctl;
 	snap->ctl_loop = f->t->loop;
 	snap->cmd = cmd;
+	snap->seq = seq;
 	snap->run_id = f->run_id;
 	atomic_store(&snap->pending, s->n);
 	f->ctl->pending_snaps++;
 	for (int i = 0; i < s->n; i++)
-		if (bp_loop_post(s->loops[i], snap_on_thread, snap)) {
+		if (bp_loop_post(s->st.loops[i], snap_on_thread, snap)) {
 			/* Cannot happen short of ENOMEM; count the thread as done. */
 			if (atomic_fetch_sub(&snap->pending, 1) == 1)
 				bp_loop_post(snap->ctl_loop, snap_finish, snap);
@@ -352,6 +352,76 @@ static void refuse(struct rr_sflow *f, int status, const char *why)
 	bp_conn_close_after_send(f->conn);
 }
 
+/* ctl_refuse - a control session refused: the reason to its client, then closed. */
+static void ctl_refuse(struct rr_sflow *f, int err, const char *why)
+{
+	struct ctl_msg *m = malloc(sizeof(*m));
+	char peer[64];
+
+	server_log(f->t->s, "refused control session from %s: %s", flow_peer(f, peer, sizeof(peer)), why);
+	if (m) {
+		ctl_error_msg(m, err, "%s", why);
+		ctl_reply(f, m, 0);
+		free(m);
+	}
+	f->state = SF_REFUSED;
+	bp_conn_close_after_send(f->conn);
+}
+
+/*
+ * ctl_hello - a control session's HELLO: the run it announces (sizes, UDP), the
+ * same checks a data hello gets. Returns false when it was refused.
+ */
+static bool ctl_hello(struct rr_sflow *f, const struct ctl_msg *m)
+{
+	struct rr_server *s = f->t->s;
+	uint64_t run_id = 0, req = 0, resp = 0, flags = 0;
+	uint32_t max;
+	char tool[16] = "";
+	struct ctl_msg *ok;
+
+	if (m->type != CTL_HELLO || ctl_get_text(m, CTL_T_TOOL, tool, sizeof(tool)) || strcmp(tool, "rr") ||
+	    ctl_get_u64(m, CTL_T_RUN_ID, &run_id) || ctl_get_u64(m, CTL_T_RR_REQUEST_SIZE, &req) ||
+	    ctl_get_u64(m, CTL_T_RR_RESPONSE_SIZE, &resp)) {
+		ctl_refuse(f, EPROTO, "not a busypoll rr client (its HELLO lacks the run)");
+		return false;
+	}
+	ctl_get_u64(m, CTL_T_FLAGS, &flags);
+	max = (flags & CTL_F_UDP) ? BP_RR_UDP_MAX_SIZE : BP_RR_MAX_SIZE;
+	if (req == 0 || resp == 0 || req > max || resp > max || ((flags & CTL_F_UDP) && req < 8)) {
+		ctl_refuse(f, EINVAL, bp_rr_refuse_reason(BP_RR_REFUSE_SIZE));
+		return false;
+	}
+	f->run = run_get(s, run_id);
+	if (!f->run) {
+		ctl_refuse(f, EBUSY, "server at its limit: too many runs at once");
+		return false;
+	}
+	f->run_id = run_id;
+	f->ctl = calloc(1, sizeof(*f->ctl));
+	ok = malloc(sizeof(*ok));
+	if (!f->ctl || !ok) {
+		free(ok);
+		ctl_refuse(f, ENOMEM, "out of memory");
+		return false;
+	}
+	f->ctl->flow = f;
+	f->state = SF_CONTROL;
+	if (flags & CTL_F_UDP)
+		f->run->udp_response = (uint32_t)resp;
+	bp_timer_stop(f->t->loop, &f->hello_deadline);
+	ctl_msg_init(ok, CTL_HELLO_OK);
+	ctl_put_text(ok, CTL_T_TOOL, "rr");
+	ctl_put_text(ok, CTL_T_MODE, s->o.mode_text);
+	ctl_put_u64(ok, CTL_T_THREADS, (uint64_t)s->n);
+	/* every loop thread's CPU, in thread order (-1: not pinned) */
+	for (int i = 0; i < s->n; i++)
+		ctl_put_i64(ok, CTL_T_CPU, s->o.ncpus ? s->o.cpus[i % s->o.ncpus] : -1);
+	ctl_reply(f, ok, m->seq);
+	free(ok);
+	return true;
+}
+
 /* Returns the bytes of data consumed by the hello (0 = need more). */
 static size_t flow_hello(struct rr_sflow *f, const uint8_t *data, size_t len)
 {
@@ -360,6 +430,9 @@ static size_t flow_hello(struct rr_sflow *f, const uint8_t *data, size_t len)
 	uint8_t buf[BP_RR_ACK_LEN];
 	int status;
 
+	/* A control session starts with a control message, a data flow with its hello. */
+	if (len >= 4 && bp_get_le32(data) == CTL_MAGIC)
+		return 0; /* flow_control reads it */
 	if (len < BP_RR_HELLO_LEN)
 		return 0;
 	status = bp_rr_hello_decode(data, &h);
@@ -373,26 +446,57 @@ static size_t flow_hello(struct rr_sflow *f, const uint8_t *data, size_t len)
 		return len;
 	}
 	f->run_id = h.run_id;
-	if (h.kind == BP_RR_KIND_CONTROL) {
-		f->ctl = calloc(1, sizeof(*f->ctl));
-		if (!f->ctl) {
-			refuse(f, BP_RR_REFUSE_BUSY, "out of memory");
-			return len;
-		}
-		f->ctl->flow = f;
-		f->state = SF_CONTROL;
-		if (h.flags & BP_RR_FLAG_UDP)
-			f->run->udp_response = h.response_size;
-	} else {
-		f->req = h.request_size;
-		f->resp = h.response_size;
-		f->state = SF_DATA;
-	}
+	f->req = h.request_size;
+	f->resp = h.response_size;
+	f->state = SF_DATA;
 	bp_timer_stop(f->t->loop, &f->hello_deadline);
 	ack.napi_id = bp_conn_napi_id(f->conn);
 	bp_rr_ack_encode(&ack, buf);
 	bp_conn_send(f->conn, buf, sizeof(buf));
 	return BP_RR_HELLO_LEN;
+}
+
+/*
+ * flow_control - the control session's messages in data: its HELLO first, then
+ * START and STOP (answered once every thread has reported). Returns the bytes
+ * consumed; a message this server does not take ends the session.
+ */
+static size_t flow_control(struct rr_sflow *f, const uint8_t *data, size_t len)
+{
+	struct ctl_msg *m = malloc(sizeof(*m));
+	size_t off = 0;
+
+	if (!m) {
+		ctl_refuse(f, ENOMEM, "out of memory");
+		return len;
+	}
+	while (off < len && f->state != SF_REFUSED) {
+		const char *why;
+		int n = ctl_decode(data + off, len - off, m, &why);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			ctl_refuse(f, EPROTO, why);
+			off = len;
+			break;
+		}
+		off += (size_t)n;
+		if (f->state == SF_HELLO) {
+			if (!ctl_hello(f, m))
+				off = len;
+		} else if (m->type == CTL_START || m->type == CTL_STOP) {
+			ctl_command(f, m->type, m->seq);
+		} else {
+			char why2[64];
+
+			snprintf(why2, sizeof(why2), "unexpected %s", ctl_type_name(m->type));
+			ctl_refuse(f, EPROTO, why2);
+			off = len;
+		}
+	}
+	free(m);
+	return off;
 }
 
 static size_t flow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -401,6 +505,8 @@ static size_t flow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 	size_t off = 0;
 
 	if (f->state == SF_HELLO) {
+		if (len >= 4 && bp_get_le32(data) == CTL_MAGIC)
+			return flow_control(f, data, len);
 		off = flow_hello(f, data, len);
 		if (!off)
 			return 0;
@@ -427,19 +533,7 @@ static size_t flow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 		return len;
 	}
 	case SF_CONTROL:
-		while (len - off >= BP_RR_CMD_LEN) {
-			uint32_t cmd;
-			uint64_t run_id;
-
-			if (bp_rr_cmd_decode(data + off, &cmd, &run_id) || run_id != f->run_id) {
-				server_log(f->t->s, "control: bad command; closing");
-				bp_conn_close_after_send(c);
-				return len;
-			}
-			ctl_command(f, cmd);
-			off += BP_RR_CMD_LEN;
-		}
-		return off;
+		return off + flow_control(f, data + off, len - off);
 	default:
 		return len;
 	}
@@ -496,34 +590,10 @@ static void adopt_flow(struct bp_loop *loop, int fd, void *arg)
 		bp_timer_start(loop, &f->hello_deadline, (uint64_t)t->s->o.hello_timeout_ms * 1000, hello_expired, f);
 }
 
-static void on_accept(struct bp_listener *l, int fd, void *arg)
+/* srv_line - the shared server set-up's log lines (accept failures) as the server's own. */
+static void srv_line(void *ctx, const char *line)
 {
-	struct rr_server *s = arg;
-
-	if (bp_placer_dispatch(s->placer, fd, adopt_flow, NULL) < 0) {
-		server_log(s, "%s", bp_last_error());
-		close(fd);
-	}
-}
-
-/* Out of descriptors (or memory): said once, and again when accepting works again. */
-static void on_accept_error(struct bp_listener *l, int err, void *arg)
-{
-	struct rr_server *s = arg;
-	struct rlimit rl = { 0 };
-
-	(void)l;
-	if (!err) {
-		server_log(s, "accepting new connections again");
-		return;
-	}
-	if (err == -EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		server_log(s, "cannot accept new connections: accept4: %s (RLIMIT_NOFILE %llu; raise it with "
-			   "ulimit -n); the connections already open are still served, and new ones are "
-			   "accepted as descriptors free up", strerror(-err), (unsigned long long)rl.rlim_cur);
-	else
-		server_log(s, "cannot accept new connections: accept4: %s; the connections already open are "
-			   "still served, and new ones are accepted once it passes", strerror(-err));
+	server_log(ctx, "%s", line);
 }
 
 /* ---- UDP: one SO_REUSEPORT socket per thread ---- */
@@ -578,8 +648,10 @@ static void udp_close(struct bp_conn *c, int err, const char *syscall)
 
 static const struct bp_conn_ops udp_ops = { .on_recv = udp_recv, .on_close = udp_close };
 
-static int udp_socket_setup(struct rr_sthread *t)
+/* udp_socket_setup - on each thread once the TCP port is known: its SO_REUSEPORT socket on that port. */
+static int udp_socket_setup(struct bp_loop *loop, void *arg)
 {
+	struct rr_sthread *t = arg;
 	struct rr_server *s = t->s;
 	int one = 1, fd;
 
@@ -590,10 +662,11 @@ static int udp_socket_setup(struct rr_sthread *t)
 	    bind(fd, (struct sockaddr *)&s->addr, s->addrlen) < 0) {
 		int err = -errno;
 
+		char msg[256];
+
 		close(fd);
-		if (err == -EADDRINUSE)
-			return bp_set_last_error(err, "udp port %u is in use; pick another with --port", s->port);
-		return bp_set_last_error(err, "udp bind: %s", strerror(-err));
+		srv_bind_error(err, "udp", (struct sockaddr *)&s->addr, "pick another with --port", msg, sizeof(msg));
+		return bp_set_last_error(err, "%s", msg);
 	}
 	if (s->o.priority >= 0)
 		bp_sock_set_priority(fd, s->o.priority);
@@ -605,33 +678,39 @@ static int udp_socket_setup(struct rr_sthread *t)
 static int thread_setup(struct bp_loop *loop, void *arg)
 {
 	struct rr_sthread *t = arg;
-	struct rr_server *s = t->s;
-	int ret;
 
 	t->loop = loop;
-	s->loops[t->idx] = loop;
 	bp_loop_set_data(loop, t);
-	if (t->idx == 0) {
-		ret = bp_listener_create(loop, (struct sockaddr *)&s->addr, s->addrlen, on_accept, s,
-					 &s->listener);
-		if (ret == -EADDRINUSE)
-			return bp_set_last_error(ret, "port %u is in use; pick another with --port", s->port);
-		if (ret)
+	ev_name_thread("rr-server", t->idx);
+	return 0;
+}
+
+/* serve_on - the listener (any free port with --port 0), then the UDP sockets on the same port. */
+static int serve_on(struct rr_server *s, char *err, size_t errlen)
+{
+	int ret = srv_listen(&s->st, (struct sockaddr *)&s->addr, s->addrlen, adopt_flow, NULL, srv_line, s,
+			     "pick another with --port", &s->port, err, errlen);
+
+	if (ret)
+		return ret;
+	if (s->addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(s->port);
+	else
+		((struct sockaddr_in *)&s->addr)->sin_port = htons(s->port);
+	for (int i = 0; i < s->n; i++) {
+		ret = srv_on_loop(s->st.loops[i], udp_socket_setup, &s->th[i]);
+		if (ret) {
+			snprintf(err, errlen, "%s", bp_last_error());
 			return ret;
-		bp_listener_on_error(s->listener, on_accept_error);
-		s->port = bp_listener_port(s->listener);
-		/* The UDP sockets share the TCP port (picked now if it was 0). */
-		if (s->addr.ss_family == AF_INET6)
-			((struct sockaddr_in6 *)&s->addr)->sin6_port = htons(s->port);
-		else
-			((struct sockaddr_in *)&s->addr)->sin_port = htons(s->port);
+		}
 	}
-	return udp_socket_setup(t);
+	return 0;
 }
 
 int rr_server_start(const struct rr_opts *o, struct rr_server **sp, char *err, size_t errlen)
 {
 	struct rr_server *s = calloc(1, sizeof(*s));
+	void *args[RR_MAX_THREADS];
 	int ret;
 
 	if (!s) {
@@ -643,33 +722,25 @@ int rr_server_start(const struct rr_opts *o, struct rr_server **sp, char *err, s
 	pthread_mutex_init(&s->runs_lock, NULL);
 	s->response = calloc(1, BP_RR_MAX_SIZE);
 	if (!s->response) {
-		free(s);
 		snprintf(err, errlen, "out of memory for the response buffer");
-		return -ENOMEM;
-	}
-	ret = bp_parse_addr(o->host[0] ? o->host : "0.0.0.0", o->port, &s->addr, &s->addrlen);
-	if (ret) {
-		snprintf(err, errlen, "--bind %s: %s", o->host, bp_last_error());
+		ret = -ENOMEM;
 		goto fail;
 	}
+	ret = srv_addr("--bind", o->host, o->port, &s->addr, &s->addrlen, err, errlen);
+	if (ret)
+		goto fail;
 	s->port = o->port;
 	for (int i = 0; i < s->n; i++) {
 		s->th[i].s = s;
 		s->th[i].idx = i;
-		ret = bp_loop_thread_start(&s->th[i].lt, &o->mode, o->ncpus ? o->cpus[i % o->ncpus] : -1,
-					   thread_setup, &s->th[i]);
-		if (ret) {
-			snprintf(err, errlen, "%s", bp_last_error());
-			for (int j = 0; j < i; j++)
-				bp_loop_thread_join(s->th[j].lt, NULL, NULL);
-			goto fail;
-		}
+		args[i] = &s->th[i];
 	}
-	ret = bp_placer_create(&s->placer, s->loops, (size_t)s->n);
+	ret = srv_threads_start(&s->st, s->n, &o->mode, o->cpus, o->ncpus, thread_setup, args, err, errlen);
+	if (ret)
+		goto fail;
+	ret = serve_on(s, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "%s", bp_last_error());
-		for (int j = 0; j < s->n; j++)
-			bp_loop_thread_join(s->th[j].lt, NULL, NULL);
+		srv_threads_stop(&s->st, NULL, NULL);
 		goto fail;
 	}
 	*sp = s;
@@ -710,9 +781,7 @@ static void thread_teardown(struct bp_loop *loop, void *arg)
 
 void rr_server_stop(struct rr_server *s)
 {
-	for (int i = 0; i < s->n; i++)
-		bp_loop_thread_join(s->th[i].lt, thread_teardown, NULL);
-	bp_placer_destroy(s->placer);
+	srv_threads_stop(&s->st, thread_teardown, NULL);
 	free(s->response);
 	pthread_mutex_destroy(&s->runs_lock);
 	free(s);

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll target: run the NVMe/TCP target until SIGINT/SIGTERM; per-queue
- * counters on stdout on SIGUSR1 and at exit. Signals are taken synchronously by
- * the main thread (sigwaitinfo) so printing never happens inside a handler and
- * the loop threads are never interrupted by them.
+ * busypoll target: run the NVMe/TCP target until SIGINT/SIGTERM/SIGHUP; per-queue
+ * counters on stdout on SIGUSR1 and at exit, and a control session when our
+ * parent gave us one (--control-fd). Signals are blocked in every thread and read
+ * by the main thread from a signalfd, so printing never happens inside a handler
+ * and the loop threads are never interrupted by them.
  */
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tools/bed/xps.h"
 #include "tools/common/commands.h"
+#include "tools/common/server.h"
 #include "tools/target/target.h"
 
 /* Does interface address a serve listen (the same address, or listen is the wildcard)? */
@@ -75,7 +82,7 @@ static void describe_queues(const struct bp_nvmet_cfg *c)
 		fprintf(stderr, "busypoll target:   queues: %s; SO_PRIORITY %d on every queue's socket\n",
 			o ? line : "no device found", c->so_priority);
 	else
-		fprintf(stderr, "busypoll target:   queues: %s; SO_PRIORITY not set (--so-priority N)\n",
+		fprintf(stderr, "busypoll target:   queues: %s; SO_PRIORITY not set (--priority N)\n",
 			o ? line : "no device found");
 }
 
@@ -100,6 +107,7 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 	describe_queues(c);
 	for (int i = 0; i < c->n_ns; i++) {
 		struct bp_nvmet_ns_info ni;
+		struct stat st;
 
 		if (bp_nvmet_ns_info(t, i, &ni))
 			break;
@@ -109,14 +117,66 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 			continue;
 		}
 		fprintf(stderr, "busypoll target:   nsid %u: %s %s, %llu bytes, %u-byte blocks, %s%s%s%s%s, storage "
-			"depth %u per thread\n", ni.nsid, ni.blockdev ? "block device" : "file", ni.desc + 5,
+			"depth %u per thread", ni.nsid, ni.blockdev ? "block device" : "file", ni.desc + 5,
 			(unsigned long long)ni.size, ni.block_size, ni.direct ? "O_DIRECT" : "page cache",
 			ni.read_only ? ", read-only" : "", ni.write_cache ? ", volatile write cache" : "",
 			ni.write_zeroes ? ", Write Zeroes" : "",
 			ni.deallocate ? (ni.dealloc_zeroes ? ", deallocate (reads zeros)" : ", deallocate") : "",
 			c->io_depth);
+		/* a namespace that is only the start of its file says so */
+		if (!ni.blockdev && stat(c->ns[i].path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > ni.size)
+			fprintf(stderr, " (the first %llu bytes of its %llu: size=)", (unsigned long long)ni.size,
+				(unsigned long long)st.st_size);
+		fputc('\n', stderr);
 	}
 	fflush(stderr);
+}
+
+/*
+ * serve - until SIGINT, SIGTERM or SIGHUP (or the control peer going away):
+ * counters on SIGUSR1, and the control session's messages as they come. The
+ * signals arrive on a signalfd, so nothing is printed inside a handler.
+ */
+static void serve(struct bp_nvmet *t, const struct target_opts *o, const sigset_t *set)
+{
+	struct target_ctl *ctl = NULL;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (o->control_fd >= 0 && (ctl = calloc(1, sizeof(*ctl))) != NULL)
+		ctl->fd = o->control_fd;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = ctl ? ctl->fd : -1, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		if (sfd < 0) {
+			/* no signalfd: take the signals synchronously, as before */
+			siginfo_t info;
+			int sig = sigwaitinfo(set, &info);
+
+			if (sig == SIGUSR1)
+				target_print_counters(stdout, t, o);
+			else if (sig > 0)
+				break;
+			continue;
+		}
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents && target_control(t, o, ctl)) {
+			bp_tool_error("target", "the control session ended; stopping");
+			break;
+		}
+		if (!(p[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGUSR1)
+			target_print_counters(stdout, t, o);
+		else
+			break;
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (ctl)
+		close(ctl->fd);
+	free(ctl);
 }
 
 int cmd_target(int argc, char **argv)
@@ -143,6 +203,14 @@ int cmd_target(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	ret = bp_nvmet_start(&o.cfg, &t);
+	if (ret == -EADDRINUSE || ret == -EADDRNOTAVAIL ||
+	    (ret == -EACCES && strstr(bp_last_error(), "--listen"))) {
+		/* where it cannot listen, in the words every busypoll server uses (tools/common/server.h) */
+		srv_bind_error(ret, "--listen", (const struct sockaddr *)&o.cfg.listen,
+			       "another target? pick another port", err, sizeof(err));
+		bp_tool_error("target", "%s", err);
+		return BP_EXIT_USAGE;
+	}
 	if (ret) {
 		bp_tool_error("target", "%s", bp_last_error());
 		/* Bad input: a port in use, a namespace file that cannot be used, a mode refused. */
@@ -150,19 +218,10 @@ int cmd_target(int argc, char **argv)
 			ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRNOTAVAIL || ret == -EISDIR)
 			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
 	}
-	describe(&o, t);
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
-
-		if (sig == SIGUSR1) {
-			bp_nvmet_print_stats(t, stdout);
-			continue;
-		}
-		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
-			break;
-	}
-	bp_nvmet_print_stats(t, stdout);
+	if (!o.quiet)
+		describe(&o, t);
+	serve(t, &o, &set);
+	target_print_counters(stdout, t, &o);
 	bp_nvmet_stop(t);
 	return BP_EXIT_OK;
 }

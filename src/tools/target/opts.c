@@ -1,303 +1,268 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll target: option parsing (contract in tools/target.h). Every error is
- * one line naming the option as typed; the command exits 2 on any of them.
+ * busypoll target: its option table (contract in tools/target/target.h). Every
+ * error is one line naming the option as typed, from the shared parser; the
+ * command exits 2 on any of them.
  */
 #include <errno.h>
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
+#include "tools/common/options.h"
 #include "tools/target/target.h"
 
 #define MAX_PRIORITY 15
 #define MAX_POLL_US 10000000u
+#define CAP_NET_ADMIN_BIT 12
 
-enum {
-	OPT_LISTEN = 256, OPT_NQN, OPT_NS, OPT_ALLOW, OPT_THREADS, OPT_CPUS, OPT_MODE, OPT_POLL, OPT_PRIO,
-	OPT_MAXQ, OPT_DEPTH, OPT_MAXCONNS, OPT_MAXXFER, OPT_INLINE, OPT_LOG, OPT_CONNTMO, OPT_IODEPTH,
-};
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-static const struct option long_opts[] = {
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "nqn", required_argument, NULL, OPT_NQN },
-	{ "ns", required_argument, NULL, OPT_NS },
-	{ "allow-host", required_argument, NULL, OPT_ALLOW },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "cpus", required_argument, NULL, OPT_CPUS },
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "poll-period-us", required_argument, NULL, OPT_POLL },
-	{ "so-priority", required_argument, NULL, OPT_PRIO },
-	{ "max-queues", required_argument, NULL, OPT_MAXQ },
-	{ "queue-depth", required_argument, NULL, OPT_DEPTH },
-	{ "max-conns", required_argument, NULL, OPT_MAXCONNS },
-	{ "max-transfer", required_argument, NULL, OPT_MAXXFER },
-	{ "inline-data", required_argument, NULL, OPT_INLINE },
-	{ "log-level", required_argument, NULL, OPT_LOG },
-	{ "connect-timeout-ms", required_argument, NULL, OPT_CONNTMO },
-	{ "io-depth", required_argument, NULL, OPT_IODEPTH },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+/* parse_listen - ADDR:PORT or [V6]:PORT (port default 4420). */
+static int parse_listen(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			size_t errlen)
 {
-	va_list ap;
+	struct target_opts *o = base;
+	int r;
 
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: busypoll target --ns ram:SIZE|file:PATH[,options] [options]\n"
-		"\n"
-		"An NVMe/TCP target (like the kernel's nvmet-tcp) on the busypoll engine, with\n"
-		"nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
-		"passes with none. The Linux host (nvme connect) and nvme-cli work against it.\n"
-		"\n"
-		"  --listen ADDR:PORT       where to listen (default 127.0.0.1:4420; any other\n"
-		"                           address is reachable from elsewhere: your choice)\n"
-		"  --nqn NQN                subsystem NQN (default nqn.2024-01.io.busypoll:target)\n"
-		"  --ns SPEC                a namespace, repeatable (nsid 1, 2, ... in order):\n"
-		"                             ram:SIZE[,bs=N]                 e.g. ram:64M\n"
-		"                             file:PATH[,size=SIZE][,bs=N][,buffered][,ro]\n"
-		"                             a regular file or a block device, O_DIRECT with\n"
-		"                             asynchronous I/O (buffered: the page cache); size=\n"
-		"                             creates or grows a file; bs= 512..4096 (default: what\n"
-		"                             the device needs); ro: read-only (also when it is not\n"
-		"                             writable); Flush = fdatasync\n"
-		"  --io-depth N             storage I/Os in flight per namespace per thread,\n"
-		"                           1..%u (default 128); more wait in order\n"
-		"  --allow-host HOSTNQN     only these hosts may connect (repeatable; default any)\n"
-		"  --threads N              loop threads, 1..%d (default 1); queues are placed\n"
-		"                           on them by NAPI id\n"
-		"  --cpus LIST              thread i on the i-th CPU of LIST (e.g. 0,2-3)\n"
-		"  --mode MODE              engine wait mode (default epoll:block; busypoll modes)\n"
-		"  --poll-period-us N       poll mode: keep a queue polling until N us pass with no\n"
-		"                           operation (0 = off, the default)\n"
-		"  --so-priority N          SO_PRIORITY 0..%d on every accepted socket (7+:\n"
-		"                           CAP_NET_ADMIN)\n"
-		"  --max-queues N           I/O queues per controller, 1..1024 (default 64)\n"
-		"  --queue-depth N          entries per I/O queue, 32..1024 (default 128)\n"
-		"  --max-conns N            TCP connections at once (default 1024)\n"
-		"  --connect-timeout-ms N   close a connection that has not sent its ICReq and\n"
-		"                           Connect within N ms (default 10000; 0 = never)\n"
-		"  --max-transfer SIZE      bytes per command (MDTS), 4K..32M power of two (default 1M)\n"
-		"  --inline-data SIZE       in-capsule write bytes on I/O queues, 4K..64K (default 8K)\n"
-		"  --log-level LEVEL        error, warn, info (default) or debug\n"
-		"  -h, --help               this text\n"
-		"\n"
-		"Per-queue and storage counters go to stdout on SIGUSR1 and at exit (SIGINT/SIGTERM).\n",
-		BP_AIO_MAX_DEPTH, BP_NVMET_MAX_THREADS, MAX_PRIORITY);
-}
-
-static int opt_uint(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out, char *err,
-		    size_t errlen)
-{
-	char *end;
-	uint64_t v;
-
-	if (*s < '0' || *s > '9')
-		return fail(err, errlen, "%s %s: not a whole number", name, s);
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end)
-		return fail(err, errlen, "%s %s: not a whole number", name, s);
-	if (errno || v < lo || v > hi)
-		return fail(err, errlen, "%s %s: must be between %llu and %llu", name, s, (unsigned long long)lo,
-			    (unsigned long long)hi);
-	*out = v;
+	if (!*v || *v == '-')
+		return tool_fail(err, errlen, "%s needs ADDR:PORT (got '%s')", name, v);
+	if (tool_opt_hostport(name, v, err, errlen))
+		return -EINVAL;
+	r = bp_parse_addr(v, BP_NVMET_DEFAULT_PORT, &o->cfg.listen, &o->cfg.listen_len);
+	if (r)
+		return tool_fail(err, errlen, "%s %s: %s", name, v,
+				 r == -ENOENT ? "no such host" : "not an address (ADDR:PORT, [V6]:PORT)");
+	snprintf(o->listen_text, sizeof(o->listen_text), "%s", v);
+	o->listen_given = true;
 	return 0;
 }
 
-static int opt_size(const char *name, const char *s, uint64_t lo, uint64_t hi, uint32_t *out, char *err,
-		    size_t errlen)
-{
-	uint64_t v;
-
-	if (bp_nvmet_parse_size(s, &v))
-		return fail(err, errlen, "%s %s: not a size (like 8K or 1M)", name, s);
-	if (v < lo || v > hi)
-		return fail(err, errlen, "%s %s: must be between %llu and %llu bytes", name, s,
-			    (unsigned long long)lo, (unsigned long long)hi);
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int opt_nqn(const char *name, const char *s, char *dst, char *err, size_t errlen)
+/* nqn_copy - 1..223 bytes, no control characters. */
+static int nqn_copy(const char *name, const char *s, char *dst, char *err, size_t errlen)
 {
 	size_t n = strlen(s);
 
 	if (!n || n > 223)
-		return fail(err, errlen, "%s '%s': an NQN is 1 to 223 bytes", name, s);
+		return tool_fail(err, errlen, "%s '%s': an NQN is 1 to 223 bytes", name, s);
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return fail(err, errlen, "%s: control characters in the NQN", name);
+			return tool_fail(err, errlen, "%s: control characters in the NQN", name);
 	memcpy(dst, s, n + 1);
 	return 0;
 }
 
+static int parse_nqn(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		     size_t errlen)
+{
+	struct target_opts *o = base;
+	int r = nqn_copy(name, v, o->cfg.nqn, err, errlen);
+
+	if (!r && !strcmp(o->cfg.nqn, BP_NVME_DISC_NQN))
+		r = tool_fail(err, errlen, "%s %s: that is the discovery subsystem's name", name, v);
+	return r;
+}
+
+static int parse_allow(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	struct bp_nvmet_cfg *cfg = &((struct target_opts *)base)->cfg;
+	int r;
+
+	if (cfg->n_allow == BP_NVMET_MAX_HOSTS)
+		return tool_fail(err, errlen, "%s: at most %d hosts", name, BP_NVMET_MAX_HOSTS);
+	r = nqn_copy(name, v, cfg->allow_hosts[cfg->n_allow], err, errlen);
+	for (int i = 0; !r && i < cfg->n_allow; i++)
+		if (!strcmp(cfg->allow_hosts[i], v))
+			r = tool_fail(err, errlen, "%s %s: that host is allowed already (given twice)", name, v);
+	if (!r)
+		cfg->n_allow++;
+	return r;
+}
+
+static int parse_ns(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		    size_t errlen)
+{
+	struct bp_nvmet_cfg *cfg = &((struct target_opts *)base)->cfg;
+	char nerr[256];
+
+	if (cfg->n_ns == BP_NVMET_MAX_NS)
+		return tool_fail(err, errlen, "%s %s: at most %d namespaces", name, v, BP_NVMET_MAX_NS);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
+	if (bp_nvmet_ns_parse(v, &cfg->ns[cfg->n_ns], nerr, sizeof(nerr)))
+		return tool_fail(err, errlen, "%s", nerr);
+	cfg->n_ns++;
+	return 0;
+}
+
+/* parse_bytes - --max-transfer (a power of two, 4K..32M) and --inline-data (a multiple of 16, 4K..64K). */
+static int parse_bytes(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	uint32_t *out = (uint32_t *)((char *)base + sp->off);
+	uint64_t b;
+
+	if (bp_nvmet_parse_size(v, &b))
+		return tool_fail(err, errlen, "%s %s: not a size (like 8K or 1M)", name, v);
+	if (b < (uint64_t)sp->lo || b > (uint64_t)sp->hi)
+		return tool_fail(err, errlen, "%s %s: must be between %lld and %lld bytes", name, v, sp->lo, sp->hi);
+	*out = (uint32_t)b;
+	if (!strcmp(sp->name, "max-transfer") && (b & (b - 1)))
+		return tool_fail(err, errlen, "%s %s: must be a power of two", name, v);
+	if (!strcmp(sp->name, "inline-data") && b % 16)
+		return tool_fail(err, errlen, "%s %s: must be a multiple of 16", name, v);
+	return 0;
+}
+
+static int parse_log(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		     size_t errlen)
+{
+	struct bp_nvmet_cfg *cfg = &((struct target_opts *)base)->cfg;
+
+	if (!strcmp(v, "error"))
+		cfg->log_level = BP_NVMET_LOG_ERROR;
+	else if (!strcmp(v, "warn") || !strcmp(v, "warning"))
+		cfg->log_level = BP_NVMET_LOG_WARN;
+	else if (!strcmp(v, "info"))
+		cfg->log_level = BP_NVMET_LOG_INFO;
+	else if (!strcmp(v, "debug"))
+		cfg->log_level = BP_NVMET_LOG_DEBUG;
+	else
+		return tool_fail(err, errlen, "%s %s: error, warn, info or debug", name, v);
+	return 0;
+}
+
+#define TF(m) OPT_FIELD(struct target_opts, m)
+
+static const struct opt_spec target_specs[] = {
+	{ .name = "listen", .kind = OPT_CUSTOM, .parse = parse_listen, .arg = "ADDR:PORT",
+	  .help = "where to listen (default 127.0.0.1:4420; any other\naddress is reachable from elsewhere: your choice)" },
+	{ .name = "nqn", .kind = OPT_CUSTOM, .parse = parse_nqn, .arg = "NQN",
+	  .help = "subsystem NQN (default nqn.2024-01.io.busypoll:target)" },
+	{ .name = "ns", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_ns, .arg = "SPEC",
+	  .help = "a namespace, repeatable (nsid 1, 2, ... in order):\n  ram:SIZE[,bs=N]        e.g. ram:64M\n"
+		  "  file:PATH[,size=SIZE][,bs=N][,buffered][,ro]\n"
+		  "  a regular file or a block device, O_DIRECT with\n  asynchronous I/O (buffered: the page cache); size=\n"
+		  "  creates or grows a file; bs= 512..4096 (default: what\n  the device needs); ro: read-only (also when it is not\n"
+		  "  writable); Flush = fdatasync" },
+	{ .name = "io-depth", .kind = OPT_INT, TF(cfg.io_depth), .lo = 1, .hi = BP_AIO_MAX_DEPTH, .arg = "N",
+	  .help = "storage I/Os in flight per namespace per thread,\n1..4096; more wait in order", .dflt = OPT_DFLT_FIELD },
+	{ .name = "allow-host", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_allow, .arg = "HOSTNQN",
+	  .help = "only these hosts may connect (repeatable; default any)" },
+	{ .name = "threads", .kind = OPT_INT, TF(cfg.threads), .lo = 1, .hi = BP_NVMET_MAX_THREADS, .arg = "N",
+	  .help = "loop threads, 1.." STR(BP_NVMET_MAX_THREADS) "; queues are placed on them by NAPI id",
+	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct target_opts, cfg.cpus, cfg.ncpus), .arg = "LIST",
+	  .help = "thread i on the i-th CPU of LIST (e.g. 0,2-3)" },
+	{ .name = "mode", .kind = OPT_MODE, OPT_MODE_FIELD(struct target_opts, cfg.mode, mode_text), .arg = "MODE",
+	  .help = "engine wait mode (see `busypoll modes`)", .dflt = OPT_DFLT_FIELD },
+	{ .name = "poll-period-us", .kind = OPT_INT, TF(cfg.poll_period_us), .lo = 0, .hi = MAX_POLL_US, .arg = "N",
+	  .help = "poll mode: keep a queue polling until N us pass with no\noperation (0 = off, the default)" },
+	{ .name = "priority", .kind = OPT_INT, TF(cfg.so_priority), .lo = 0, .hi = MAX_PRIORITY, .arg = "N",
+	  .help = "SO_PRIORITY 0.." STR(MAX_PRIORITY) " on every accepted socket (7+: CAP_NET_ADMIN)" },
+	/* the name every other command uses is --priority; this was the target's */
+	{ .name = "so-priority", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(cfg.so_priority), .lo = 0,
+	  .hi = MAX_PRIORITY, .alias_of = "priority" },
+	{ .name = "max-queues", .kind = OPT_INT, TF(cfg.max_queues), .lo = 1, .hi = 1024, .arg = "N",
+	  .help = "I/O queues per controller, 1..1024", .dflt = OPT_DFLT_FIELD },
+	{ .name = "queue-depth", .kind = OPT_INT, TF(cfg.queue_depth), .lo = 32, .hi = 1024, .arg = "N",
+	  .help = "entries per I/O queue, 32..1024", .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-conns", .kind = OPT_INT, TF(cfg.max_conns), .lo = 1, .hi = 1000000, .arg = "N",
+	  .help = "TCP connections at once", .dflt = OPT_DFLT_FIELD },
+	{ .name = "connect-timeout-ms", .kind = OPT_INT, TF(cfg.connect_timeout_ms), .lo = 0, .hi = 3600000,
+	  .arg = "N", .help = "close a connection that has not sent its ICReq and\nConnect within N ms (0 = never)",
+	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-transfer", .kind = OPT_CUSTOM, TF(cfg.max_transfer), .lo = 4096, .hi = 32u << 20,
+	  .parse = parse_bytes, .arg = "SIZE", .help = "bytes per command (MDTS), 4K..32M power of two (default 1M)" },
+	{ .name = "inline-data", .kind = OPT_CUSTOM, TF(cfg.inline_data), .lo = 4096, .hi = 65536,
+	  .parse = parse_bytes, .arg = "SIZE", .help = "in-capsule write bytes on I/O queues, 4K..64K (default 8K)" },
+	{ .name = "log-level", .kind = OPT_CUSTOM, .parse = parse_log, .arg = "LEVEL",
+	  .help = "error, warn, info (default) or debug" },
+	/* how busypoll perf --spawn-target talks to the target it starts (tools/common/control.h) */
+	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
+};
+
+/*
+ * check_files - what the file namespaces will be, looked at (not opened) before any
+ * work: one file once, and a size the blocks divide (the library would round a
+ * 1000-byte file down to one block, silently).
+ */
+static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
+{
+	for (int i = 0; i < cfg->n_ns; i++) {
+		const struct bp_nvmet_ns_spec *ns = &cfg->ns[i];
+		struct stat st;
+		bool exists;
+
+		/* the block size is the device's when not given: at least 512, known once it is opened */
+		uint32_t bs = ns->block_size ? ns->block_size : 512;
+
+		if (ns->kind != BP_NVMET_NS_FILE)
+			continue;
+		exists = stat(ns->path, &st) == 0;
+		for (int j = 0; j < i; j++) {
+			struct stat other;
+
+			if (cfg->ns[j].kind != BP_NVMET_NS_FILE)
+				continue;
+			if (!strcmp(cfg->ns[j].path, ns->path) ||
+			    (exists && stat(cfg->ns[j].path, &other) == 0 && other.st_dev == st.st_dev &&
+			     other.st_ino == st.st_ino))
+				return tool_fail(err, errlen, "--ns file:%s: given twice (nsid %d and %d): a file is one namespace",
+						 ns->path, j + 1, i + 1);
+		}
+		if (ns->size % bs)
+			return tool_fail(err, errlen, "--ns file:%s,size=%llu: not a whole number of %u-byte blocks", ns->path,
+					 (unsigned long long)ns->size, bs);
+		if (exists && S_ISREG(st.st_mode) && !ns->size && (uint64_t)st.st_size % bs)
+			return tool_fail(err, errlen,
+					 "--ns file:%s: its %llu bytes are not a whole number of %u-byte blocks (the last %llu "
+					 "could not be reached); give size= a multiple of %u", ns->path,
+					 (unsigned long long)st.st_size, bs, (unsigned long long)st.st_size % bs, bs);
+	}
+	return 0;
+}
+
+static int target_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	struct target_opts *o = base;
+
+	if (o->cfg.so_priority >= 7 && !bp_have_cap(CAP_NET_ADMIN_BIT))
+		return tool_fail(err, errlen, "--priority %d: 7 and above need CAP_NET_ADMIN (run it as root)",
+				 o->cfg.so_priority);
+	if (o->quiet && o->cfg.log_level > BP_NVMET_LOG_ERROR && !opt_given(seen, "log-level"))
+		o->cfg.log_level = BP_NVMET_LOG_ERROR; /* -q: errors only */
+	if (!o->cfg.n_ns)
+		return tool_fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
+	return check_files(&o->cfg, err, errlen);
+}
+
+static const struct opt_table target_table = OPT_TABLE(target_specs, target_check);
+
+static const struct opt_cmd target_cmd = {
+	.name = "target",
+	.usage = "usage: busypoll target --ns ram:SIZE|file:PATH[,options] [options]\n"
+		 "\n"
+		 "An NVMe/TCP target (like the kernel's nvmet-tcp) on the busypoll engine, with\n"
+		 "nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
+		 "passes with none. The Linux host (nvme connect) and nvme-cli work against it.\n\n",
+	.epilog = "\nStorage and per-queue counters go to stdout (in --format) on SIGUSR1 and at exit (SIGINT,\n"
+		  "SIGTERM, SIGHUP).\n"
+		  "\nExit status: 0 stopped by a signal, 1 the target failed, 2 bad input (an\n"
+		  "option, a namespace that cannot be used, an address it cannot listen on).\n",
+};
+
 int target_parse_opts(int argc, char **argv, struct target_opts *o, char *err, size_t errlen)
 {
-	struct bp_nvmet_cfg *cfg = &o->cfg;
-	uint64_t v;
-	int c, r;
+	const struct opt_layer layers[] = { { &tool_common_table, &o->common }, { &target_table, o } };
 
 	memset(o, 0, sizeof(*o));
-	bp_nvmet_cfg_defaults(cfg);
+	o->control_fd = -1;
+	bp_nvmet_cfg_defaults(&o->cfg);
 	snprintf(o->listen_text, sizeof(o->listen_text), "127.0.0.1:%d", BP_NVMET_DEFAULT_PORT);
-	bp_mode_format(&cfg->mode, o->mode_text, sizeof(o->mode_text));
-	err[0] = 0;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
-		r = 0;
-		switch (c) {
-		case OPT_LISTEN:
-			if (!*optarg || *optarg == '-') {
-				r = fail(err, errlen, "--listen needs ADDR:PORT (got '%s')", optarg);
-				break;
-			}
-			r = bp_parse_addr(optarg, BP_NVMET_DEFAULT_PORT, &cfg->listen, &cfg->listen_len);
-			if (r)
-				r = fail(err, errlen, "--listen %s: %s", optarg,
-					 r == -ENOENT ? "no such host" : "not an address (ADDR:PORT, [V6]:PORT)");
-			snprintf(o->listen_text, sizeof(o->listen_text), "%s", optarg);
-			o->listen_given = true;
-			break;
-		case OPT_NQN:
-			r = opt_nqn("--nqn", optarg, cfg->nqn, err, errlen);
-			if (!r && !strcmp(cfg->nqn, BP_NVME_DISC_NQN))
-				r = fail(err, errlen, "--nqn %s: that is the discovery subsystem's name", optarg);
-			break;
-		case OPT_NS: {
-			char nerr[256];
-
-			if (cfg->n_ns == BP_NVMET_MAX_NS) {
-				r = fail(err, errlen, "--ns %s: at most %d namespaces", optarg, BP_NVMET_MAX_NS);
-				break;
-			}
-			r = bp_nvmet_ns_parse(optarg, &cfg->ns[cfg->n_ns], nerr, sizeof(nerr));
-			if (r)
-				r = fail(err, errlen, "%s", nerr);
-			else
-				cfg->n_ns++;
-			break;
-		}
-		case OPT_ALLOW:
-			if (cfg->n_allow == BP_NVMET_MAX_HOSTS) {
-				r = fail(err, errlen, "--allow-host: at most %d hosts", BP_NVMET_MAX_HOSTS);
-				break;
-			}
-			r = opt_nqn("--allow-host", optarg, cfg->allow_hosts[cfg->n_allow], err, errlen);
-			if (!r)
-				cfg->n_allow++;
-			break;
-		case OPT_THREADS:
-			r = opt_uint("--threads", optarg, 1, BP_NVMET_MAX_THREADS, &v, err, errlen);
-			cfg->threads = (int)v;
-			break;
-		case OPT_CPUS: {
-			long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-			int n = bp_parse_cpu_list(optarg, cfg->cpus, BP_NVMET_MAX_THREADS);
-
-			if (n <= 0) {
-				r = fail(err, errlen, "--cpus %s: not a CPU list (like 0,2-3)", optarg);
-				break;
-			}
-			for (int i = 0; i < n && !r; i++)
-				if (cfg->cpus[i] < 0 || (ncpu > 0 && cfg->cpus[i] >= ncpu))
-					r = fail(err, errlen, "--cpus %s: CPU %d does not exist (this machine has 0-%ld)",
-						 optarg, cfg->cpus[i], ncpu - 1);
-			cfg->ncpus = n;
-			break;
-		}
-		case OPT_MODE: {
-			char merr[256];
-
-			if (bp_mode_parse(optarg, &cfg->mode, merr, sizeof(merr)) ||
-			    bp_mode_check(&cfg->mode, merr, sizeof(merr))) {
-				r = fail(err, errlen, "--mode %s: %s", optarg, merr);
-				break;
-			}
-			bp_mode_format(&cfg->mode, o->mode_text, sizeof(o->mode_text));
-			break;
-		}
-		case OPT_POLL:
-			r = opt_uint("--poll-period-us", optarg, 0, MAX_POLL_US, &v, err, errlen);
-			cfg->poll_period_us = (uint32_t)v;
-			break;
-		case OPT_PRIO:
-			r = opt_uint("--so-priority", optarg, 0, MAX_PRIORITY, &v, err, errlen);
-			if (!r && v >= 7 && !bp_have_cap(12))
-				r = fail(err, errlen, "--so-priority %s: 7 and above need CAP_NET_ADMIN", optarg);
-			cfg->so_priority = (int)v;
-			break;
-		case OPT_MAXQ:
-			r = opt_uint("--max-queues", optarg, 1, 1024, &v, err, errlen);
-			cfg->max_queues = (uint32_t)v;
-			break;
-		case OPT_DEPTH:
-			r = opt_uint("--queue-depth", optarg, 32, 1024, &v, err, errlen);
-			cfg->queue_depth = (uint32_t)v;
-			break;
-		case OPT_MAXCONNS:
-			r = opt_uint("--max-conns", optarg, 1, 1000000, &v, err, errlen);
-			cfg->max_conns = (uint32_t)v;
-			break;
-		case OPT_MAXXFER:
-			r = opt_size("--max-transfer", optarg, 4096, 32u << 20, &cfg->max_transfer, err, errlen);
-			if (!r && (cfg->max_transfer & (cfg->max_transfer - 1)))
-				r = fail(err, errlen, "--max-transfer %s: must be a power of two", optarg);
-			break;
-		case OPT_INLINE:
-			r = opt_size("--inline-data", optarg, 4096, 65536, &cfg->inline_data, err, errlen);
-			if (!r && cfg->inline_data % 16)
-				r = fail(err, errlen, "--inline-data %s: must be a multiple of 16", optarg);
-			break;
-		case OPT_IODEPTH:
-			r = opt_uint("--io-depth", optarg, 1, BP_AIO_MAX_DEPTH, &v, err, errlen);
-			cfg->io_depth = (uint32_t)v;
-			break;
-		case OPT_CONNTMO:
-			r = opt_uint("--connect-timeout-ms", optarg, 0, 3600000, &v, err, errlen);
-			cfg->connect_timeout_ms = (uint32_t)v;
-			break;
-		case OPT_LOG:
-			if (!strcmp(optarg, "error"))
-				cfg->log_level = BP_NVMET_LOG_ERROR;
-			else if (!strcmp(optarg, "warn") || !strcmp(optarg, "warning"))
-				cfg->log_level = BP_NVMET_LOG_WARN;
-			else if (!strcmp(optarg, "info"))
-				cfg->log_level = BP_NVMET_LOG_INFO;
-			else if (!strcmp(optarg, "debug"))
-				cfg->log_level = BP_NVMET_LOG_DEBUG;
-			else
-				r = fail(err, errlen, "--log-level %s: error, warn, info or debug", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			return fail(err, errlen, "%s needs a value", argv[optind - 1]);
-		default:
-			return fail(err, errlen, "unknown option '%s'; see busypoll target --help",
-				    optind > 0 && optind <= argc ? argv[optind - 1] : "?");
-		}
-		if (r)
-			return r;
-	}
-	if (optind < argc)
-		return fail(err, errlen, "unexpected argument '%s'; see busypoll target --help", argv[optind]);
-	if (!cfg->n_ns)
-		return fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
-	return 0;
+	bp_mode_format(&o->cfg.mode, o->mode_text, sizeof(o->mode_text));
+	return opt_parse(&target_cmd, layers, 2, argc, argv, NULL, err, errlen);
 }

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control protocol: how a busypoll client talks to the server side of a run
+ * (rr's server, pingpong's server, perf's spawned target; next the two-host agent).
+ * Every message, all integers little-endian:
+ *
+ *   header (16 bytes)  magic u32 "BPCT" | version u8 | flags u8 (0) | type u16 |
+ *                      length u32 (body bytes, at most CTL_MAX_BODY) | seq u32
+ *   body               fields, back to back: tag u16 | len u16 | value (len bytes)
+ *
+ * A field's kind comes from its tag (one table, control.c): an integer is 8 bytes
+ * (u64; a signed value in two's complement), text is 0..CTL_MAX_TEXT bytes with no
+ * NUL, a record is itself a sequence of fields (one level deep). A decoder checks
+ * the header, the framing of every field, and each known tag's length and kind;
+ * unknown tags are skipped, so a newer peer may add fields; a reply carries its
+ * request's seq, a CTL_ERROR with seq 0 refuses the whole session (busy, at its
+ * limit, not what the server speaks) whatever was asked. Decoding never reads past the bytes given (fuzz/fuzz_control.c).
+ *
+ * A session: connect (bounded), then request and reply, each wait bounded and cut
+ * short by a signal; a request the peer cannot do is answered with CTL_ERROR
+ * (an errno and a reason), which the caller gets as -errno with the reason.
+ *
+ * Extending it (the agent, issue 13): a new message is one entry in ctl_types[]
+ * and a new field one in ctl_tags[] (control.c); an authentication step goes
+ * before the first message of a TCP session (ctl_session_open's caller), nothing
+ * in the framing changes.
+ */
+#ifndef BP_TOOLS_CONTROL_H
+#define BP_TOOLS_CONTROL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define CTL_MAGIC 0x54435042u /* "BPCT" little-endian */
+#define CTL_VERSION 1
+#define CTL_HDR_LEN 16
+#define CTL_MAX_BODY 65536
+#define CTL_MAX_TEXT 1024
+#define CTL_FIELD_HDR 4
+
+/* Message types (ctl_types[] in control.c says who sends each and what answers it). */
+enum ctl_type {
+	CTL_HELLO = 1,      /* client: who it is and the run (tool, run id, parameters) */
+	CTL_HELLO_OK = 2,   /* server: accepted; who it is (mode, CPU, threads, ...) */
+	CTL_ERROR = 3,      /* either: the request failed or is refused: errno, reason */
+	CTL_START = 4,      /* client: the measured interval starts (the server takes its snapshot) */
+	CTL_STARTED = 5,    /* server: snapshot taken */
+	CTL_STOP = 6,       /* client: the interval ends */
+	CTL_EVIDENCE = 7,   /* server: its evidence over the interval (or since start: SAMPLE) */
+	CTL_SET_MODE = 8,   /* client: run the server's data path in this mode (pingpong --matrix) */
+	CTL_MODE_SET = 9,   /* server: done, the mode it runs now */
+	CTL_SAMPLE = 10,    /* client: the server's counters now (perf -> its spawned target) */
+	/* Reserved for the two-host agent (issue 13): 11 AUTH, 12 SERVER_START, 13 SERVER_STOP,
+	 * 14 NAPI_GET, 15 NAPI_SET, 16 COALESCE, 17 CHANNELS, 18 PATH_REPORT. */
+	CTL_TYPE_MAX = 10,
+};
+
+/* Field tags (ctl_tags[] in control.c gives each its kind). */
+enum ctl_tag {
+	/* common */
+	CTL_T_TOOL = 1,         /* text: "rr", "pingpong", "target" */
+	CTL_T_RUN_ID = 2,       /* u64 */
+	CTL_T_ERRNO = 3,        /* u64: a positive errno */
+	CTL_T_REASON = 4,       /* text: why, one line */
+	CTL_T_MODE = 5,         /* text: a mode, canonical */
+	CTL_T_CPU = 6,          /* i64: a CPU, -1 = not pinned */
+	CTL_T_THREADS = 7,      /* u64 */
+	CTL_T_FLAGS = 8,        /* u64: the message's CTL_F_* */
+	CTL_T_PID = 9,          /* u64 */
+	CTL_T_ADDR = 10,        /* text: an address with port */
+	CTL_T_KERNEL = 11,      /* text: uname -r */
+	/* evidence (tools/common/evidence.c) */
+	CTL_T_EV_TRANSACTIONS = 32,
+	CTL_T_EV_INTERVAL_NS,
+	CTL_T_EV_UTIME_US,
+	CTL_T_EV_STIME_US,
+	CTL_T_EV_NVCSW,
+	CTL_T_EV_NIVCSW,
+	CTL_T_EV_BUSY_POLL_RX,
+	CTL_T_EV_NET_RX,
+	CTL_T_EV_SYSCALLS,
+	CTL_T_EV_EMPTY_POLLS,
+	CTL_T_EV_WAKEUPS,
+	CTL_T_EV_WAITS,
+	CTL_T_EV_COMPLETIONS,
+	CTL_T_EV_NAPI_ID,       /* u64, repeated */
+	CTL_T_EV_THREAD,        /* record: TID, COMM, CPU_US; repeated */
+	CTL_T_EV_TID,
+	CTL_T_EV_COMM,          /* text */
+	CTL_T_EV_CPU_US,
+	CTL_T_EV_HELPER_CPU_US,
+	/* rr */
+	CTL_T_RR_REQUEST_SIZE = 96,
+	CTL_T_RR_RESPONSE_SIZE,
+	/* pingpong */
+	CTL_T_PP_DELAY_US = 112,
+	CTL_T_PP_NAPI_ID,
+	CTL_T_PP_REQUESTS,
+	CTL_T_PP_DROPPED,
+	/* the NVMe/TCP target's queues (SAMPLE's EVIDENCE) */
+	CTL_T_Q = 128,          /* record, repeated: one queue */
+	CTL_T_Q_ID,
+	CTL_T_Q_CNTLID,
+	CTL_T_Q_QID,
+	CTL_T_Q_THREAD,
+	CTL_T_Q_LIVE,
+	CTL_T_Q_PEER,           /* text */
+	CTL_T_Q_COMMANDS,
+	CTL_T_Q_READS,
+	CTL_T_Q_WRITES,
+	CTL_T_Q_FLUSHES,
+	CTL_T_Q_BYTES_IN,
+	CTL_T_Q_BYTES_OUT,
+	CTL_T_Q_ERRORS,
+	CTL_T_Q_POLL_PASSES,
+	CTL_T_Q_IDLE_EXITS,
+	CTL_T_Q_R2TS,
+};
+
+/* Flags (CTL_T_FLAGS). */
+enum {
+	CTL_F_UDP = 1u << 0,        /* HELLO (rr): this run's flows are UDP */
+	CTL_F_TIMESTAMPS = 1u << 1, /* SET_MODE (pingpong): software timestamps on */
+};
+
+enum ctl_kind { CTL_K_NONE = 0, CTL_K_U64, CTL_K_TEXT, CTL_K_RECORD };
+
+/* A message, header fields decoded, body as its bytes. */
+struct ctl_msg {
+	uint16_t type;
+	uint32_t seq;
+	uint32_t len;             /* body bytes */
+	bool overflow;            /* a put did not fit: ctl_encode refuses the message */
+	uint8_t body[CTL_MAX_BODY];
+};
+
+/* ctl_type_name - "HELLO" etc., "?" for an unknown type. */
+const char *ctl_type_name(unsigned type);
+/* ctl_tag_kind - the kind of a tag, CTL_K_NONE for a tag this side does not know. */
+enum ctl_kind ctl_tag_kind(unsigned tag);
+
+/* ---- writing ---- */
+
+/* ctl_msg_init - an empty message of type (seq 0: ctl_send numbers it). */
+void ctl_msg_init(struct ctl_msg *m, uint16_t type);
+/* ctl_put_u64 / ctl_put_i64 / ctl_put_text - append a field (text: at most CTL_MAX_TEXT bytes, cut there). */
+void ctl_put_u64(struct ctl_msg *m, uint16_t tag, uint64_t v);
+void ctl_put_i64(struct ctl_msg *m, uint16_t tag, int64_t v);
+void ctl_put_text(struct ctl_msg *m, uint16_t tag, const char *s);
+/* ctl_record_begin / ctl_record_end - a record field: the fields put between them are its value. */
+size_t ctl_record_begin(struct ctl_msg *m, uint16_t tag);
+void ctl_record_end(struct ctl_msg *m, size_t mark);
+/* ctl_error_msg - m becomes CTL_ERROR with errno err (positive) and the reason. */
+void ctl_error_msg(struct ctl_msg *m, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * ctl_encode - the whole message (header, body) into out. Returns its length, or
+ * -EMSGSIZE (an overflowed message, or out too small).
+ */
+int ctl_encode(const struct ctl_msg *m, uint8_t *out, size_t outlen);
+
+/* ---- reading ---- */
+
+/*
+ * ctl_decode - one message from the first avail bytes at buf. Returns its length
+ * (header + body), 0 when more bytes are needed, or -EPROTO: wrong magic, another
+ * version, unknown type, flags set, a body above CTL_MAX_BODY, or a malformed field
+ * (why: a few words, may be NULL).
+ */
+int ctl_decode(const uint8_t *buf, size_t avail, struct ctl_msg *m, const char **why);
+
+/* A walk over fields: the body's, or a record's. */
+struct ctl_iter {
+	const uint8_t *p;
+	size_t left;
+};
+void ctl_iter_body(struct ctl_iter *it, const struct ctl_msg *m);
+/* ctl_iter_record - the fields inside a record field's value. */
+void ctl_iter_record(struct ctl_iter *it, const uint8_t *val, size_t len);
+/* ctl_next - the next field: true with tag, value and length, false at the end. */
+bool ctl_next(struct ctl_iter *it, uint16_t *tag, const uint8_t **val, size_t *len);
+/* ctl_val_u64 - an integer field's value (its length checked by ctl_decode). */
+uint64_t ctl_val_u64(const uint8_t *val);
+
+/* ctl_get_u64 / ctl_get_i64 - the first field tag of the body: 0, or -ENOENT. */
+int ctl_get_u64(const struct ctl_msg *m, uint16_t tag, uint64_t *v);
+int ctl_get_i64(const struct ctl_msg *m, uint16_t tag, int64_t *v);
+/* ctl_get_text - the first text field tag into buf (NUL-terminated, cut to len-1): 0, or -ENOENT. */
+int ctl_get_text(const struct ctl_msg *m, uint16_t tag, char *buf, size_t len);
+/* ctl_rec_text / ctl_rec_u64 - the same inside a record's fields. */
+int ctl_rec_u64(const uint8_t *val, size_t len, uint16_t tag, uint64_t *v);
+int ctl_rec_text(const uint8_t *val, size_t len, uint16_t tag, char *buf, size_t buflen);
+
+/* ---- sessions (blocking, with bounded waits) ---- */
+
+struct ctl_session {
+	int fd;
+	uint32_t seq;
+	int timeout_ms;           /* each wait for a reply */
+	char peer[128];           /* for messages */
+	uint8_t *rbuf;            /* bytes read and not yet decoded */
+	size_t rlen;
+};
+
+/*
+ * ctl_session_open - connect over TCP to addr (bounded by timeout_ms), TCP_NODELAY.
+ * Returns 0, or -errno with "cannot reach server PEER: why; HINT" in err (hint:
+ * what to check, "is `busypoll rr --server` running there?", may be NULL).
+ */
+int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen_t len, int timeout_ms,
+		     const char *hint, char *err, size_t errlen);
+/* ctl_session_fd - a session over an fd already connected (a socketpair); it is the session's now. */
+int ctl_session_fd(struct ctl_session *s, int fd, const char *peer, int timeout_ms);
+void ctl_session_close(struct ctl_session *s);
+/* ctl_send - number m (the session's next seq) and send it whole. 0 or -errno. */
+int ctl_send(struct ctl_session *s, struct ctl_msg *m);
+/* ctl_send_fd - m sent whole on a non-blocking fd (a server's reply; seq as set). 0 or -errno. */
+int ctl_send_fd(int fd, const struct ctl_msg *m);
+/*
+ * ctl_recv - the next message, waiting up to timeout_ms (-1: the session's).
+ * 0, -ETIMEDOUT, -ECONNRESET (the peer closed), -EPROTO (garbage), -EINTR (a
+ * signal: the caller looks at its stop flag), -errno.
+ */
+int ctl_recv(struct ctl_session *s, struct ctl_msg *m, int timeout_ms);
+/*
+ * ctl_call - send req, wait for the reply with its seq. want: the type expected.
+ * Returns 0; -errno of a CTL_ERROR reply with "server PEER: reason" in err; or a
+ * transport failure (-ETIMEDOUT, -ECONNRESET, -EPROTO, -EINTR) worded in err.
+ */
+int ctl_call(struct ctl_session *s, struct ctl_msg *req, uint16_t want, struct ctl_msg *reply, char *err,
+	     size_t errlen);
+
+#endif

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* One side's evidence: take, add, encode, decode, emit (contract in tools/common/evidence.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tools/common/control.h"
+#include "tools/common/emit.h"
+#include "tools/common/evidence.h"
+
+/* ---- taking ---- */
+
+/* read_line - the first line of a small /proc file into buf (no newline). 0 or -errno. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)len, f))
+		ret = -EIO;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return ret;
+}
+
+/* thread_comm - thread tid's name as the kernel gives it ("?" when it is gone). */
+static void thread_comm(int tid, char *comm, size_t len)
+{
+	char path[64], line[EV_COMM_LEN + 8];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+	if (read_line(path, line, sizeof(line)))
+		snprintf(line, sizeof(line), "?");
+	snprintf(comm, len, "%.*s", (int)len - 1, line); /* comm is at most 15 bytes */
+}
+
+/*
+ * The loop thread's own figures, and the kernel threads that work for its loop
+ * (bp_loop_kthreads: a uring:sqpoll loop's SQ thread, the io-wq workers of its
+ * submitter) with their CPU clocks, so that a mode's whole CPU is counted.
+ */
+void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s)
+{
+	struct bp_loop_kthread kt[EV_MAX_HELPERS];
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	bp_loop_snapshot_take(loop, &s->loop);
+	s->tid = (int32_t)syscall(SYS_gettid);
+	thread_comm(s->tid, s->comm, sizeof(s->comm));
+	n = bp_loop_kthreads(loop, kt, EV_MAX_HELPERS);
+	for (int i = 0; i < n && i < EV_MAX_HELPERS; i++) {
+		uint64_t ns;
+
+		if (bp_thread_cpu_ns(kt[i].tid, &ns))
+			continue; /* exited since it was listed */
+		s->helper[s->nhelpers].tid = kt[i].tid;
+		thread_comm(kt[i].tid, s->helper[s->nhelpers].comm, EV_COMM_LEN);
+		s->helper[s->nhelpers].cpu_ns = ns;
+		s->nhelpers++;
+	}
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* name_thread - thread tid named in ev with cpu_us more (the same tid adds up). */
+static void name_thread(struct evidence *ev, int32_t tid, const char *comm, uint64_t cpu_us)
+{
+	for (uint32_t i = 0; i < ev->nthr; i++)
+		if (ev->thr[i].tid == tid) {
+			ev->thr[i].cpu_us += cpu_us;
+			return;
+		}
+	if (ev->nthr == EV_MAX_THREADS)
+		return;
+	ev->thr[ev->nthr].tid = tid;
+	snprintf(ev->thr[ev->nthr].comm, EV_COMM_LEN, "%s", comm);
+	ev->thr[ev->nthr].cpu_us = cpu_us;
+	ev->nthr++;
+}
+
+void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct ev_snap *b)
+{
+	const struct bp_loop_snapshot *x = &a->loop, *y = &b->loop;
+	uint64_t own = sub0(y->utime_us, x->utime_us) + sub0(y->stime_us, x->stime_us);
+
+	ev->utime_us += sub0(y->utime_us, x->utime_us);
+	ev->stime_us += sub0(y->stime_us, x->stime_us);
+	ev->nvcsw += sub0(y->nvcsw, x->nvcsw);
+	ev->nivcsw += sub0(y->nivcsw, x->nivcsw);
+	ev->syscalls += sub0(y->ctr.syscalls, x->ctr.syscalls);
+	ev->empty_polls += sub0(y->ctr.empty_polls, x->ctr.empty_polls);
+	ev->wakeups += sub0(y->ctr.wakeups, x->ctr.wakeups);
+	ev->waits += sub0(y->ctr.waits, x->ctr.waits);
+	ev->completions += sub0(y->ctr.completions, x->ctr.completions);
+	name_thread(ev, b->tid, b->comm, own);
+	/* A helper counts from the start when it was there, else from its birth (0). */
+	for (int i = 0; i < b->nhelpers; i++) {
+		uint64_t start = 0, us;
+
+		for (int j = 0; j < a->nhelpers; j++)
+			if (a->helper[j].tid == b->helper[i].tid)
+				start = a->helper[j].cpu_ns;
+		us = sub0(b->helper[i].cpu_ns, start) / 1000;
+		ev->stime_us += us;
+		ev->helper_cpu_us += us;
+		name_thread(ev, b->helper[i].tid, b->helper[i].comm, us);
+	}
+}
+
+void ev_add_napi(struct evidence *ev, uint32_t id)
+{
+	if (!id)
+		return;
+	for (uint32_t i = 0; i < ev->n_napi_ids; i++)
+		if (ev->napi_ids[i] == id)
+			return;
+	if (ev->n_napi_ids < EV_MAX_NAPI)
+		ev->napi_ids[ev->n_napi_ids++] = id;
+}
+
+void ev_add_kstats(struct evidence *ev, const struct bp_kstats *a, const struct bp_kstats *b)
+{
+	ev->busy_poll_rx += sub0(b->busy_poll_rx, a->busy_poll_rx);
+	ev->net_rx += sub0(b->net_rx, a->net_rx);
+}
+
+/* same_role - two threads that do the same job in different runs: the same name, an io_uring
+ * helper's tid suffix aside ("iou-sqp-1234" and "iou-sqp-1300"). */
+static bool same_role(const char *a, const char *b)
+{
+	if (!strncmp(a, "iou-", 4) && !strncmp(b, "iou-", 4))
+		return !strncmp(a, b, 8);
+	return !strcmp(a, b);
+}
+
+/* name_role - x's thread named in acc, merged with one of the same role. */
+static void name_role(struct evidence *acc, const struct ev_thread *x)
+{
+	for (uint32_t i = 0; i < acc->nthr; i++)
+		if (same_role(acc->thr[i].comm, x->comm)) {
+			acc->thr[i].cpu_us += x->cpu_us;
+			return;
+		}
+	name_thread(acc, x->tid, x->comm, x->cpu_us);
+}
+
+void ev_add(struct evidence *acc, const struct evidence *x)
+{
+	acc->valid |= x->valid;
+	if (!acc->mode[0])
+		memcpy(acc->mode, x->mode, sizeof(acc->mode));
+	if (x->threads > acc->threads)
+		acc->threads = x->threads;
+	acc->transactions += x->transactions;
+	acc->interval_ns += x->interval_ns;
+	acc->utime_us += x->utime_us;
+	acc->stime_us += x->stime_us;
+	acc->nvcsw += x->nvcsw;
+	acc->nivcsw += x->nivcsw;
+	acc->busy_poll_rx += x->busy_poll_rx;
+	acc->net_rx += x->net_rx;
+	acc->syscalls += x->syscalls;
+	acc->empty_polls += x->empty_polls;
+	acc->wakeups += x->wakeups;
+	acc->waits += x->waits;
+	acc->completions += x->completions;
+	acc->helper_cpu_us += x->helper_cpu_us;
+	for (uint32_t i = 0; i < x->n_napi_ids; i++)
+		ev_add_napi(acc, x->napi_ids[i]);
+	for (uint32_t i = 0; i < x->nthr; i++)
+		name_role(acc, &x->thr[i]);
+}
+
+void ev_name_thread(const char *prefix, int i)
+{
+	char name[EV_COMM_LEN];
+
+	snprintf(name, sizeof(name), "%s-%d", prefix, i);
+	pthread_setname_np(pthread_self(), name);
+}
+
+/* ---- figures ---- */
+
+double ev_per(uint64_t value, uint64_t units)
+{
+	return units ? (double)value / (double)units : NAN;
+}
+
+uint64_t ev_cpu_us(const struct evidence *ev)
+{
+	return ev->utime_us + ev->stime_us;
+}
+
+const char *ev_per_text(char *buf, size_t len, double v)
+{
+	int dec = 2;
+
+	if (!isfinite(v)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (v > 0 && v < 0.005)
+		dec = 1 - (int)floor(log10(v));
+	snprintf(buf, len, "%.*f", dec < 12 ? dec : 12, v);
+	return buf;
+}
+
+const char *ev_threads_text(const struct evidence *ev, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	for (uint32_t i = 0; i < ev->nthr && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s(%" PRId32 ")", i ? " + " : "", ev->thr[i].comm,
+					 ev->thr[i].tid);
+	return buf;
+}
+
+/* ---- json / csv ---- */
+
+/* The counters of struct evidence, in output order; those per unit after them. */
+#define EV_U64(X)                                                                     \
+	X(transactions) X(interval_ns) X(utime_us) X(stime_us) X(nvcsw) X(nivcsw)      \
+	X(busy_poll_rx) X(net_rx) X(syscalls) X(empty_polls) X(wakeups) X(waits)       \
+	X(completions)
+#define EV_PER_UNIT(X)                                                                \
+	X(utime_us) X(stime_us) X(nvcsw) X(nivcsw) X(busy_poll_rx) X(net_rx)           \
+	X(syscalls) X(empty_polls) X(wakeups) X(waits) X(completions)
+
+void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_t units, const char *unit,
+	     bool is_null)
+{
+	int64_t ids[EV_MAX_NAPI];
+	uint32_t n = ev->n_napi_ids < EV_MAX_NAPI ? ev->n_napi_ids : EV_MAX_NAPI;
+	char name[64], threads[EV_MAX_THREADS * 32];
+
+	em_begin(e, key, is_null);
+	em_bool(e, "valid", ev->valid);
+	em_string(e, "mode", ev->mode, sizeof(ev->mode));
+	em_u64(e, "threads", ev->threads);
+#define U64(f) em_u64(e, #f, ev->f);
+	EV_U64(U64)
+#undef U64
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = ev->napi_ids[i];
+	em_list(e, "napi_ids", ids, n);
+#define PER(f)                                                   \
+	snprintf(name, sizeof(name), "%s_per_%s", #f, unit);     \
+	em_double(e, name, ev_per(ev->f, units));
+	EV_PER_UNIT(PER)
+#undef PER
+	snprintf(name, sizeof(name), "cpu_us_per_%s", unit);
+	em_double(e, name, ev_per(ev_cpu_us(ev), units));
+	snprintf(name, sizeof(name), "context_switches_per_%s", unit);
+	em_double(e, name, ev_per(ev->nvcsw + ev->nivcsw, units));
+	em_u64(e, "helper_cpu_us", ev->helper_cpu_us);
+	ev_threads_text(ev, threads, sizeof(threads));
+	em_string(e, "cpu_threads", threads, sizeof(threads));
+	em_end(e);
+}
+
+/* ---- on the wire ---- */
+
+/* The u64 counters and their tags, for encode and decode alike. */
+#define EV_WIRE(X)                                                                            \
+	X(transactions, CTL_T_EV_TRANSACTIONS) X(interval_ns, CTL_T_EV_INTERVAL_NS)               \
+	X(utime_us, CTL_T_EV_UTIME_US) X(stime_us, CTL_T_EV_STIME_US) X(nvcsw, CTL_T_EV_NVCSW)     \
+	X(nivcsw, CTL_T_EV_NIVCSW) X(busy_poll_rx, CTL_T_EV_BUSY_POLL_RX) X(net_rx, CTL_T_EV_NET_RX) \
+	X(syscalls, CTL_T_EV_SYSCALLS) X(empty_polls, CTL_T_EV_EMPTY_POLLS)                     \
+	X(wakeups, CTL_T_EV_WAKEUPS) X(waits, CTL_T_EV_WAITS) X(completions, CTL_T_EV_COMPLETIONS) \
+	X(helper_cpu_us, CTL_T_EV_HELPER_CPU_US)
+
+int ev_encode(struct ctl_msg *m, const struct evidence *ev)
+{
+	ctl_put_text(m, CTL_T_MODE, ev->mode);
+	ctl_put_u64(m, CTL_T_THREADS, ev->threads);
+#define PUT(f, tag) ctl_put_u64(m, tag, ev->f);
+	EV_WIRE(PUT)
+#undef PUT
+	for (uint32_t i = 0; i < ev->n_napi_ids && i < EV_MAX_NAPI; i++)
+		ctl_put_u64(m, CTL_T_EV_NAPI_ID, ev->napi_ids[i]);
+	for (uint32_t i = 0; i < ev->nthr && i < EV_MAX_THREADS; i++) {
+		size_t rec = ctl_record_begin(m, CTL_T_EV_THREAD);
+
+		ctl_put_u64(m, CTL_T_EV_TID, (uint64_t)ev->thr[i].tid);
+		ctl_put_text(m, CTL_T_EV_COMM, ev->thr[i].comm);
+		ctl_put_u64(m, CTL_T_EV_CPU_US, ev->thr[i].cpu_us);
+		ctl_record_end(m, rec);
+	}
+	return m->overflow ? -ENOSPC : 0;
+}
+
+int ev_decode(const struct ctl_msg *m, struct evidence *ev)
+{
+	struct ctl_iter it;
+	const uint8_t *val;
+	uint16_t tag;
+	size_t len;
+	uint64_t v;
+
+	memset(ev, 0, sizeof(*ev));
+	if (ctl_get_text(m, CTL_T_MODE, ev->mode, sizeof(ev->mode)) ||
+	    ctl_get_u64(m, CTL_T_THREADS, &v) || v > UINT32_MAX)
+		return -EPROTO;
+	ev->threads = (uint32_t)v;
+#define GET(f, tag)                               \
+	if (ctl_get_u64(m, tag, &ev->f))          \
+		return -EPROTO;
+	EV_WIRE(GET)
+#undef GET
+	ctl_iter_body(&it, m);
+	while (ctl_next(&it, &tag, &val, &len)) {
+		if (tag == CTL_T_EV_NAPI_ID) {
+			v = ctl_val_u64(val);
+			if (v > UINT32_MAX)
+				return -EPROTO;
+			ev_add_napi(ev, (uint32_t)v);
+		} else if (tag == CTL_T_EV_THREAD && ev->nthr < EV_MAX_THREADS) {
+			struct ev_thread *t = &ev->thr[ev->nthr];
+
+			if (ctl_rec_u64(val, len, CTL_T_EV_TID, &v) || v > INT32_MAX ||
+			    ctl_rec_text(val, len, CTL_T_EV_COMM, t->comm, sizeof(t->comm)) ||
+			    ctl_rec_u64(val, len, CTL_T_EV_CPU_US, &t->cpu_us))
+				return -EPROTO;
+			t->tid = (int32_t)v;
+			ev->nthr++;
+		}
+	}
+	ev->valid = true;
+	return 0;
+}

@@ -1,0 +1,407 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Every subcommand's bad input, from one table (issue 12): each single-value option
+# given twice, each list option with an empty item (and a duplicate), each number
+# out of range, each host/port malformed. Every case must exit 2 with exactly one
+# line on stderr naming the option, nothing on stdout, and leave nothing behind:
+# no namespace, no process, no file (each case runs in an empty directory that is
+# its TMPDIR too, with a marker in its environment that any process it left would
+# carry). The option list of every --help must be covered by the repeat table, so a
+# new option without a row fails here. As root the test bed and compare cases run
+# for real (and must build nothing); without root they still check the parsing.
+set -u
+
+BP=${BUSYPOLL:-}
+if [ -z "$BP" ] || [ ! -x "$BP" ]; then
+	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
+	exit 77
+fi
+for tool in timeout ip; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed" >&2
+		exit 77
+	fi
+done
+
+tmp=$(mktemp -d) || exit 1
+bed=clit$$             # a test bed name no other run uses
+marker=BP_CLI_TABLE_$$ # in every case's environment
+fails=0
+cases=0
+
+cleanup() {
+	# a failing case may have built what it must not: remove it with plain ip
+	for side in a b; do
+		[ -e "/run/netns/bp-$bed-$side" ] && ip netns del "bp-$bed-$side" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# leftovers N: what case N left behind, one word per kind, or nothing
+leftovers() {
+	local n=$1 left="" p pid
+	[ -n "$(ls -A "$tmp/cwd")" ] && left+=" files($(ls -A "$tmp/cwd" | tr '\n' ' '))"
+	for p in /proc/[0-9]*; do
+		if grep -qsz "^$marker=$n\$" "$p/environ" 2>/dev/null; then
+			left+=" process(${p#/proc/})"
+			kill -KILL "${p#/proc/}" 2>/dev/null
+		fi
+	done
+	for p in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+		case $p in
+		bp-$bed-*) left+=" netns($p)" ;;
+		bp-cmp*-[ab])
+			# a compare bed that was not there before the case, whose compare is gone
+			# (another user's compare running meanwhile is not ours; the next compare
+			# removes a stale bed, so none is removed here)
+			pid=${p#bp-cmp}
+			pid=${pid%-[ab]}
+			if ! grep -qx "$p" "$tmp/netns.before" && [ ! -d "/proc/$pid" ]; then
+				left+=" netns($p)"
+			fi
+			;;
+		esac
+	done
+	[ -e "/run/busypoll/testbed-$bed.pid" ] && left+=" /run/busypoll/testbed-$bed.pid"
+	echo "$left"
+}
+
+# refused TEXT ARGS...: `busypoll ARGS` exits 2, one stderr line holding TEXT, no stdout, no leftovers
+refused() {
+	local text=$1 rc pid left lines
+	shift
+	cases=$((cases + 1))
+	rm -rf "$tmp/cwd"
+	mkdir "$tmp/cwd"
+	ip netns list 2>/dev/null | awk '{print $1}' >"$tmp/netns.before"
+	(cd "$tmp/cwd" && exec env "$marker=$cases" TMPDIR="$tmp/cwd" timeout -k 5 20 "$BP" "$@") \
+		>"$tmp/out" 2>"$tmp/err" </dev/null &
+	pid=$!
+	wait "$pid"
+	rc=$?
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" != 2 ]; then
+		fail "busypoll $* exited $rc, want 2: $(head -3 "$tmp/err")"
+	elif [ "$lines" != 1 ]; then
+		fail "busypoll $*: $lines lines on stderr, want one: $(head -3 "$tmp/err")"
+	elif ! grep -qF -- "$text" "$tmp/err"; then
+		fail "busypoll $*: '$text' not in: $(cat "$tmp/err")"
+	elif [ -s "$tmp/out" ]; then
+		fail "busypoll $*: wrote to stdout: $(head -3 "$tmp/out")"
+	fi
+	left=$(leftovers "$cases")
+	[ -n "$left" ] && fail "busypoll $* left:$left"
+	# a test bed built by mistake: down it (and count it above)
+	if [ -e "/run/netns/bp-$bed-a" ] || [ -e "/run/netns/bp-$bed-b" ]; then
+		"$BP" testbed down --name "$bed" -q >/dev/null 2>&1
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# Each option given twice. One row per option of every --help:
+#   SUBCOMMAND|ARGS BEFORE|OPTION|VALUE
+# VALUE is a valid one ("" for a flag); "R" as VALUE marks a repeatable option
+# (refusing it would be the bug). The message must say "OPTION given twice".
+# ---------------------------------------------------------------------------
+rr_c="rr --client 127.0.0.1 --port 1"
+pp_c="pingpong --client 127.0.0.1 --port 1"
+perf_b="perf --target 127.0.0.1:1 --nqn nqn.2024-01.io.busypoll:clitable"
+tgt_b="target --ns ram:1M --listen 127.0.0.1:0"
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-0000000000aa
+repeat_table="
+rr|$rr_c|--quiet|
+rr|$rr_c|--format|json
+rr|rr --port 1|--server|
+rr|rr --port 1|--client|127.0.0.1
+rr|rr --server --port 1|--bind|127.0.0.1
+rr|rr --client 127.0.0.1|--port|1
+rr|$rr_c|--tcp|
+rr|$rr_c|--udp|
+rr|$rr_c|--priority|1
+rr|$rr_c|--mode|epoll:block
+rr|$rr_c|--cpus|0
+rr|$rr_c|--threads|1
+rr|$rr_c|--flows|1
+rr|$rr_c|--request-size|1
+rr|$rr_c|--response-size|1
+rr|$rr_c|--duration|1
+rr|$rr_c|--transactions|10
+rr|$rr_c|--warmup|1
+rr|$rr_c|--interval|1
+pingpong|$pp_c|--quiet|
+pingpong|$pp_c|--format|json
+pingpong|pingpong --port 1|--server|
+pingpong|pingpong --port 1|--client|127.0.0.1
+pingpong|pingpong --server --port 1|--bind|127.0.0.1
+pingpong|pingpong --client 127.0.0.1|--port|1
+pingpong|$pp_c|--tcp|
+pingpong|$pp_c|--udp|
+pingpong|$pp_c|--priority|1
+pingpong|$pp_c|--mode|epoll:block
+pingpong|$pp_c|--cpus|0
+pingpong|pingpong --server --port 1|--server-delay-us|0
+pingpong|$pp_c|--size|64
+pingpong|$pp_c|-n|10
+pingpong|$pp_c|--runs|1
+pingpong|$pp_c|--warmup-count|0
+pingpong|$pp_c|--matrix|
+pingpong|$pp_c|--breakdown|
+pingpong|$pp_c|--timeout|1
+perf|$perf_b|--quiet|
+perf|$perf_b|--format|json
+perf|perf --nqn nqn.2024-01.io.busypoll:clitable|--target|127.0.0.1:1
+perf|perf --target 127.0.0.1:1|--nqn|nqn.2024-01.io.busypoll:clitable
+perf|$perf_b|--nsid|1
+perf|$perf_b|--hostnqn|$HOSTNQN
+perf|$perf_b|--digest|none
+perf|$perf_b|--io-timeout|1
+perf|$perf_b|--rw|read
+perf|$perf_b --rw randrw|--rwmixread|50
+perf|$perf_b --rw randrw|--rwmixwrite|50
+perf|$perf_b|--bs|4k
+perf|$perf_b|--iodepth|1
+perf|$perf_b|--iodepth-batch|1
+perf|$perf_b|--iodepth-batch-complete-min|1
+perf|$perf_b|--iodepth-batch-complete-max|1
+perf|$perf_b|--numjobs|1
+perf|$perf_b|--cpus|0
+perf|$perf_b|--runtime|1
+perf|$perf_b|--ramp-time|0
+perf|$perf_b|--warmup|0
+perf|$perf_b|--offset|0
+perf|$perf_b|--size|1M
+perf|$perf_b|--verify|
+perf|$perf_b|--mode|epoll:block
+perf|$perf_b|--interval|0
+perf|$perf_b|--sweep|numjobs=1..2
+perf|$perf_b|--spawn-target|--ns ram:1M
+perf|$perf_b|--target-config|R
+target|$tgt_b|--quiet|
+target|$tgt_b|--format|json
+target|target --ns ram:1M|--listen|127.0.0.1:0
+target|$tgt_b|--nqn|nqn.2024-01.io.busypoll:clitable
+target|$tgt_b|--ns|R
+target|$tgt_b|--allow-host|R
+target|$tgt_b|--threads|1
+target|$tgt_b|--cpus|0
+target|$tgt_b|--mode|epoll:block
+target|$tgt_b|--poll-period-us|0
+target|$tgt_b|--priority|1
+target|$tgt_b|--max-queues|1
+target|$tgt_b|--queue-depth|32
+target|$tgt_b|--max-conns|1
+target|$tgt_b|--connect-timeout-ms|0
+target|$tgt_b|--max-transfer|1M
+target|$tgt_b|--inline-data|8K
+target|$tgt_b|--log-level|info
+compare|compare|--quiet|
+compare|compare|--format|json
+compare|compare|--modes|epoll:block
+compare|compare --client-mode epoll:block|--server-mode|epoll:block
+compare|compare --server-mode epoll:block|--client-mode|epoll:block
+compare|compare|--flows|1
+compare|compare|--duration|1
+compare|compare|--warmup|0
+compare|compare|--runs|1
+compare|compare|--threads|1
+compare|compare|--request-size|1
+compare|compare|--response-size|1
+compare|compare|--client-cpus|0
+compare|compare|--server-cpus|1
+compare|compare|--loopback|
+compare|compare|--plot|x.svg
+modes|modes|--quiet|
+modes|modes|--format|json
+modes|modes|--check|epoll:block
+modes|modes|--features|
+napi|napi list|--quiet|
+napi|napi list|--format|json
+napi|napi list|--netns|bp-$bed-a
+napi|napi list|--device|lo
+testbed|testbed status --name $bed|--quiet|
+testbed|testbed status --name $bed|--format|json
+testbed|testbed status|--name|$bed
+testbed|testbed up --name $bed|--queues|1
+testbed|testbed up --name $bed|--threaded|
+"
+
+# every option of every --help has a row (help and version are built in)
+for sub in rr pingpong perf target compare modes napi testbed; do
+	"$BP" "$sub" --help >"$tmp/help" 2>&1 || fail "busypoll $sub --help failed"
+	for opt in $(sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9-]*\|-[a-zA-Z]\)\([ [].*\)\{0,1\}$/\2/p' "$tmp/help"); do
+		case $opt in --help | --version) continue ;; esac
+		grep -q "^$sub|[^|]*|$opt|" <<<"$repeat_table" || fail "busypoll $sub $opt: no row in the repeat table"
+	done
+done
+
+while IFS='|' read -r sub before opt value; do
+	[ -n "$sub" ] || continue
+	[ "$value" = R ] && continue
+	# shellcheck disable=SC2086 # the words of the row are separate arguments
+	if [ "$opt" = --spawn-target ]; then
+		refused "$opt given twice" $before "$opt" "$value" "$opt" "$value"
+	elif [ -z "$value" ]; then
+		refused "$opt given twice" $before "$opt" "$opt"
+	else
+		refused "$opt given twice" $before "$opt" "$value" "$opt" "$value"
+	fi
+done <<<"$repeat_table"
+
+# an alias and its option, a short and its long spelling: still one option given twice
+refused "--threads given twice" rr --client 127.0.0.1 --port 1 -T 1 --threads 1
+refused "given twice" perf --target 127.0.0.1:1 --nqn n --ramp-time 1 --ramp_time 1
+refused "given twice" perf --target 127.0.0.1:1 --nqn n --ramp-time 1 --warmup 1
+refused "given twice" target --ns ram:1M --priority 1 --so-priority 1
+
+# ---------------------------------------------------------------------------
+# Lists: an empty item, a duplicate, a trailing separator.
+# ---------------------------------------------------------------------------
+refused "--cpus" rr --client 127.0.0.1 --port 1 -T 2 --cpus 0,,1
+refused "--cpus" rr --client 127.0.0.1 --port 1 -T 2 --cpus 0,0
+refused "--cpus" rr --client 127.0.0.1 --port 1 --cpus 0,
+refused "--cpus" rr --client 127.0.0.1 --port 1 --cpus ""
+refused "--cpus" rr --server --port 1 --cpus 1-0
+refused "--cpus" pingpong --client 127.0.0.1 --port 1 --cpus ,0
+refused "--cpus" $perf_b --numjobs 2 --cpus 0,,1
+refused "--cpus" $perf_b --numjobs 2 --cpus 1,1
+refused "--digest" $perf_b --digest hdr,,data
+refused "--digest" $perf_b --digest hdr,hdr
+refused "--digest" $perf_b --digest ""
+refused "--cpus" target --ns ram:1M --threads 2 --cpus 0,,1
+refused "--cpus" target --ns ram:1M --threads 2 --cpus 0,0
+refused "--ns" target --ns ram:1M,,bs=512
+refused "--ns" target --ns "file:$tmp/f,size=1M" --ns "file:$tmp/f,size=1M"
+refused "--allow-host" target --ns ram:1M --allow-host "$HOSTNQN" --allow-host "$HOSTNQN"
+refused "--modes" compare --modes "epoll:block;;epoll:spin"
+refused "--modes" compare --modes "epoll:block;epoll:block"
+refused "--modes" compare --modes "epoll:block;"
+refused "--modes" compare --modes ""
+refused "--flows" compare --flows 1,,2
+refused "--flows" compare --flows 1,1
+refused "--flows" compare --flows 1,
+refused "--client-cpus" compare -T 2 --client-cpus 0,,1
+refused "--client-cpus" compare -T 2 --client-cpus 0,0
+refused "--server-cpus" compare -T 2 --server-cpus 1,,0
+refused "--sweep" $perf_b --sweep numjobs=1..
+refused "--sweep" $perf_b --sweep numjobs=2..1
+
+# ---------------------------------------------------------------------------
+# Numbers out of range (and not numbers).
+# ---------------------------------------------------------------------------
+refused "--port 0" rr --client 127.0.0.1 --port 0
+refused "--port 65536" rr --client 127.0.0.1 --port 65536
+refused "--priority 16" rr --client 127.0.0.1 --port 1 --priority 16
+refused "--priority -1" rr --client 127.0.0.1 --port 1 --priority -1
+refused "--threads 0" rr --client 127.0.0.1 --port 1 -T 0
+refused "--threads 65" rr --client 127.0.0.1 --port 1 -T 65
+refused "--flows 0" rr --client 127.0.0.1 --port 1 -F 0
+refused "--flows 1000001" rr --client 127.0.0.1 --port 1 -F 1000001
+refused "--request-size 0" rr --client 127.0.0.1 --port 1 -Q 0
+refused "--request-size 17M" rr --client 127.0.0.1 --port 1 -Q 17M
+refused "--response-size 0" rr --client 127.0.0.1 --port 1 -R 0
+refused "--response-size 65508" rr --client 127.0.0.1 --port 1 --udp -Q 8 -R 65508
+refused "--request-size 7" rr --client 127.0.0.1 --port 1 --udp -Q 7
+refused "--duration 0" rr --client 127.0.0.1 --port 1 -l 0
+refused "--duration 169h" rr --client 127.0.0.1 --port 1 -l 169h
+refused "--duration 1x" rr --client 127.0.0.1 --port 1 -l 1x
+refused "--transactions 0" rr --client 127.0.0.1 --port 1 -n 0
+refused "--warmup -1" rr --client 127.0.0.1 --port 1 --warmup -1
+refused "--interval -1" rr --client 127.0.0.1 --port 1 -I -1
+refused "--cpus 100000" rr --client 127.0.0.1 --port 1 --cpus 100000
+refused "--port 70000" pingpong --client 127.0.0.1 --port 70000
+refused "--priority 16" pingpong --client 127.0.0.1 --port 1 --priority 16
+refused "--server-delay-us 1000001" pingpong --server --port 1 --server-delay-us 1000001
+refused "--size 47" pingpong --client 127.0.0.1 --port 1 --size 47
+refused "--size 65508" pingpong --client 127.0.0.1 --port 1 --size 65508
+refused "-n 0" pingpong --client 127.0.0.1 --port 1 -n 0
+refused "--runs 0" pingpong --client 127.0.0.1 --port 1 --runs 0
+refused "--runs 1001" pingpong --client 127.0.0.1 --port 1 --runs 1001
+refused "--warmup-count -1" pingpong --client 127.0.0.1 --port 1 --warmup-count -1
+refused "--warmup-count" pingpong --client 127.0.0.1 --port 1 --warmup 100
+refused "--timeout 0" pingpong --client 127.0.0.1 --port 1 --timeout 0
+refused "--nsid 0" $perf_b --nsid 0
+refused "--io-timeout 0" $perf_b --io-timeout 0
+refused "--rw" $perf_b --rw sideways
+refused "--rwmixread 101" $perf_b --rw randrw --rwmixread 101
+refused "--rwmixwrite 101" $perf_b --rw randrw --rwmixwrite 101
+refused "--bs 0" $perf_b --bs 0
+refused "--iodepth 0" $perf_b --iodepth 0
+refused "--iodepth 4097" $perf_b --iodepth 4097
+refused "--numjobs 0" $perf_b --numjobs 0
+refused "--numjobs 65" $perf_b --numjobs 65
+refused "--runtime 0" $perf_b --runtime 0
+refused "--ramp-time -1" $perf_b --ramp-time -1
+refused "--offset x" $perf_b --offset x
+refused "--size 100" $perf_b --size 100
+refused "--interval -1" $perf_b --interval -1
+refused "--threads 0" target --ns ram:1M --threads 0
+refused "--threads 65" target --ns ram:1M --threads 65
+refused "--priority 16" target --ns ram:1M --priority 16
+refused "--max-queues 0" target --ns ram:1M --max-queues 0
+refused "--max-queues 1025" target --ns ram:1M --max-queues 1025
+refused "--queue-depth 31" target --ns ram:1M --queue-depth 31
+refused "--queue-depth 1025" target --ns ram:1M --queue-depth 1025
+refused "--max-conns 0" target --ns ram:1M --max-conns 0
+refused "--connect-timeout-ms -1" target --ns ram:1M --connect-timeout-ms -1
+refused "--max-transfer 3K" target --ns ram:1M --max-transfer 3K
+refused "--max-transfer 64M" target --ns ram:1M --max-transfer 64M
+refused "--inline-data 3K" target --ns ram:1M --inline-data 3K
+refused "--poll-period-us -1" target --ns ram:1M --poll-period-us -1
+refused "--log-level" target --ns ram:1M --log-level loud
+refused "--ns ram:0" target --ns ram:0
+refused "--ns" target --ns ram:1M,bs=513
+refused "--ns" target --ns "file:$tmp/cwd/f,size=1000"
+refused "--flows 0" compare --flows 0
+refused "--duration 0" compare -l 0
+refused "--warmup -1" compare --warmup -1
+refused "--runs 0" compare --runs 0
+refused "--threads 0" compare -T 0
+refused "--request-size 0" compare -Q 0
+refused "--response-size 0" compare -R 0
+refused "--client-cpus 100000" compare --client-cpus 100000
+refused "--server-cpus 100000" compare --server-cpus 100000
+refused "--plot" compare --plot /nonexistent/x.svg
+refused "--format yaml" modes --format yaml
+refused "--check" modes --check epoll:nope
+refused "--queues 0" testbed up --name "$bed" --queues 0
+refused "--queues 65" testbed up --name "$bed" --queues 65
+refused "--name" testbed up --name "bad name"
+refused "--name" testbed up --name ""
+refused "--name" testbed up --name abcdefghijabcdefghijabcdefghij123
+refused "--netns" napi list --netns "no-such-netns-$$"
+refused "--device" napi list --device "nosuchdev$$"
+
+# ---------------------------------------------------------------------------
+# Hosts and ports, malformed.
+# ---------------------------------------------------------------------------
+refused "--client" rr --client "" --port 1
+refused "--client 1.2.3.256" rr --client 1.2.3.256 --port 1
+refused "--client no.such.host.invalid" rr --client no.such.host.invalid --port 1
+refused "--bind 1.2.3.256" rr --server --bind 1.2.3.256 --port 1
+refused "--bind" rr --server --bind "" --port 1
+refused "--port 80a" rr --client 127.0.0.1 --port 80a
+refused "--client" pingpong --client "" --port 1
+refused "--client no.such.host.invalid" pingpong --client no.such.host.invalid --port 1
+refused "--bind 1.2.3.256" pingpong --server --bind 1.2.3.256 --port 1
+refused "--target" perf --target ::1:4420 --nqn n
+refused "--target" perf --target 127.0.0.1:99999 --nqn n
+refused "--target" perf --target 127.0.0.1: --nqn n
+refused "--target" perf --target "[::1" --nqn n
+refused "--target" perf --target no.such.host.invalid:4420 --nqn n
+refused "--listen" target --ns ram:1M --listen ::1:4490
+refused "--listen" target --ns ram:1M --listen 127.0.0.1:99999
+refused "--listen" target --ns ram:1M --listen "[::1]x"
+refused "--listen" target --ns ram:1M --listen no.such.host.invalid:4420
+
+echo "$cases cases"
+if [ "$fails" -gt 0 ]; then
+	echo "$fails failure(s)" >&2
+	exit 1
+fi
+echo "PASS"
