@@ -19,7 +19,7 @@
 # 1, perf in namespace a on CPU 0).
 #
 # usage: nvme-saturation.sh [--seconds N] [--ramp N] [--jobs A..B] [--throttle IOPS]
-#                           [--device DEV | --size SIZE] [--poll-us N] [--so-priority N]
+#                           [--device DEV | --size SIZE] [--poll-us N] [--priority N]
 #                           [--mode MODE] [--io-depth N] [--keep DIR]
 #   --seconds N      measured seconds per run (default 10); --ramp N before it (default 2)
 #   --jobs A..B      perf numjobs sweep and fio's (default 1..8)
@@ -27,7 +27,7 @@
 #   --device DEV     a block device to use as it is (read only: nothing is written to it)
 #   --size SIZE      the loop device's file (default 1G), written once per run
 #   --poll-us N      the target's poll period when on (default 50)
-#   --so-priority N  SO_PRIORITY on the target's sockets (default 6)
+#   --priority N     SO_PRIORITY on the target's sockets (default 6)
 #   --mode MODE      engine wait mode of both ends (default epoll:block)
 #   --io-depth N     the target's storage depth per namespace per thread (default 256)
 #   --keep DIR       keep the raw outputs (perf json, fio json, target counters) in DIR
@@ -47,7 +47,7 @@ bp=$build/busypoll
 state_dir=/tmp/bp-nvme-sat
 nqn=nqn.2024-01.io.busypoll:saturation
 
-secs=10 ramp=2 jobs_lo=1 jobs_hi=8 throttle=0 device="" size=1G poll_us=50 prio=6 mode=epoll:block
+secs=10 ramp=2 jobs_lo=1 jobs_hi=8 throttle=0 device="" size=1G poll_us=50 priority=6 mode=epoll:block
 io_depth=256 keep=""
 
 usage_error() { echo "$prog: $*; see $0 --help" >&2; exit 2; }
@@ -67,20 +67,20 @@ while [[ $# -gt 0 ]]; do
 	--device) device=${2:-}; shift 2 ;;
 	--size) size=${2:-}; shift 2 ;;
 	--poll-us) poll_us=${2:-}; shift 2 ;;
-	--so-priority) prio=${2:-}; shift 2 ;;
+	--priority | --so-priority) priority=${2:-}; shift 2 ;;
 	--mode) mode=${2:-}; shift 2 ;;
 	--io-depth) io_depth=${2:-}; shift 2 ;;
 	--keep) keep=${2:-}; shift 2 ;;
 	*) usage_error "unknown option '$1'" ;;
 	esac
 done
-for v in secs ramp throttle poll_us prio io_depth; do
+for v in secs ramp throttle poll_us priority io_depth; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || usage_error "--${v//_/-} ${!v}: not a whole number"
 done
 ((secs >= 1)) || usage_error "--seconds $secs: at least 1"
 ((jobs_lo >= 1 && jobs_lo <= jobs_hi && jobs_hi <= 64)) || usage_error "--jobs $jobs_lo..$jobs_hi: 1 <= A <= B <= 64"
 ((poll_us >= 1)) || usage_error "--poll-us $poll_us: at least 1 (poll mode off is always measured)"
-((prio <= 6)) || usage_error "--so-priority $prio: 0..6"
+((priority <= 6)) || usage_error "--priority $priority: 0..6"
 [[ $size =~ ^[0-9]+[KMG]?$ ]] || usage_error "--size $size: like 256M or 1G"
 [[ -z $device || -b $device ]] || usage_error "--device $device: not a block device"
 
@@ -229,7 +229,7 @@ done
 # ---- the target, poll mode off and on, perf sweeping numjobs ----
 for p in 0 "$poll_us"; do
 	tgt="$bp target --listen \$BP_SERVER_ADDR:4420 --nqn $nqn --ns file:$dev --mode $mode --poll-period-us $p"
-	tgt+=" --so-priority $prio --io-depth $io_depth --log-level warn"
+	tgt+=" --priority $priority --io-depth $io_depth --log-level warn"
 	# The target's CPU: the shell that waited for it reads its children's times when it is gone.
 	server="{ $tgt >$out/target-$p.txt 2>$out/target-$p.err & tp=\$!; echo \$tp >$out/target-$p.pid;"
 	server+=" trap 'kill -TERM \$tp 2>/dev/null' TERM INT; wait \$tp; wait \$tp; times >$out/target-$p.times; }"
@@ -244,7 +244,7 @@ for p in 0 "$poll_us"; do
 		die "the run with poll period $p failed: $(tail -5 "$out/pair-$p.err"; tail -3 "$out/target-$p.err" 2>/dev/null)"
 done
 
-python3 - "$out" "$poll_us" "$throttle" "$what" "$capped" "$prio" "$jobs_lo" "$jobs_hi" <<'EOF'
+python3 - "$out" "$poll_us" "$throttle" "$what" "$capped" "$priority" "$jobs_lo" "$jobs_hi" <<'EOF'
 import json, sys
 out, poll, throttle, what, capped, prio, lo, hi = sys.argv[1:]
 poll, throttle, lo, hi = int(poll), int(throttle), int(lo), int(hi)

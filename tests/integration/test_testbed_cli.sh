@@ -164,7 +164,7 @@ run 0 testbed status --name "$qname"
 grep -q "^b *tx->rx queues: tx0->rx0 tx1->rx1 (symmetric" "$tmp/out" || fail "status table lacks the mapping: $(grep 'tx->rx' "$tmp/out")"
 # the target says which queues its replies leave on, and the SO_PRIORITY in force
 addr=$(ip -n "bp-$qname-b" -4 -o addr show dev bpvb | awk '{print $4}' | cut -d/ -f1)
-ip netns exec "bp-$qname-b" timeout -s INT 2 "$BP" target --listen "$addr:0" --ns ram:1M --so-priority 5 \
+ip netns exec "bp-$qname-b" timeout -s INT 2 "$BP" target --listen "$addr:0" --ns ram:1M --priority 5 \
 	>"$tmp/tout" 2>"$tmp/terr"
 grep -q "queues: bpvb: tx0->rx0 tx1->rx1 (symmetric); SO_PRIORITY 5 on every queue's socket" "$tmp/terr" ||
 	fail "the target's start-up lines lack the mapping and SO_PRIORITY: $(head -3 "$tmp/terr")"
