@@ -66,6 +66,8 @@ struct bp_mode {
 	uint64_t irq_suspend_ns;   /* suspend: per-NAPI irq-suspend-timeout */
 	enum bp_uring_setup setup; /* uring only */
 	bool spin;                 /* sqpoll: spin on the completion ring, never enter to wait */
+	uint32_t sq_cpu;           /* sqpoll: the CPU the SQ thread runs on (only with BP_KEY_CPU set;
+				    * otherwise it inherits the creating thread's affinity) */
 	uint32_t keys_set;         /* bitmask of BP_KEY_* given explicitly */
 };
 
@@ -83,6 +85,7 @@ enum {
 	BP_KEY_SUSPEND = 1u << 9,
 	BP_KEY_SETUP = 1u << 10,
 	BP_KEY_SPIN = 1u << 11,
+	BP_KEY_CPU = 1u << 12,
 };
 
 /*

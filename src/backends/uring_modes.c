@@ -19,6 +19,7 @@
  *                      power of two up to 32768, SIZE 1..1048576 bytes; 128x8192).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include <liburing.h>
+
+#include <busypoll/net.h>
 
 #include "backends/uring.h"
 #include "base/once.h"
@@ -58,6 +61,7 @@ static const struct bp_key_spec sqpoll_keys[] = {
 	NUM(BP_KEY_IDLE, 1, UINT32_MAX),
 	NUM(BP_KEY_NAPI, 0, URING_NAPI_MAX_USECS),
 	SPEC(BP_KEY_SPIN),
+	NUM(BP_KEY_CPU, 0, CPU_SETSIZE - 1),
 };
 static const struct bp_key_hint sqpoll_hints[] = {
 	{ "setup", "setup is not allowed (an SQPOLL ring has its own setup flags)" },
@@ -90,9 +94,10 @@ const struct bp_mode_family bp_uring_families[] = {
 	    .setup = BP_URING_SETUP_DEFER },
 	  NULL, NULL },
 	/* setup stays PLAIN (zero): an SQPOLL ring has its own flags, setup= does not apply. */
-	{ { "uring:sqpoll", "idle=1000,napi=0[,spin]",
+	{ { "uring:sqpoll", "idle=1000,napi=0[,spin][,cpu=N]",
 	    "a kernel SQ thread submits (and busy-polls the NAPI when napi>0); sleeps after idle ms; "
-	    "spin: the loop reaps completions in userspace, no syscalls" },
+	    "spin: the loop reaps completions in userspace, no syscalls; cpu: the SQ thread's CPU "
+	    "(default: the loop thread's CPUs)" },
 	  KEYS(sqpoll_keys),
 	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_SQPOLL, .sq_idle_ms = 1000, .busy_usecs = 0 },
 	  sqpoll_hints, NULL },
@@ -450,6 +455,28 @@ size_t bp_uring_feature_list(struct bp_feature *out, size_t max)
 
 /* ---- the check ---- */
 
+/* cpu_online - is CPU cpu in /sys/devices/system/cpu/online? (true when unreadable:
+ * the kernel then says what it thinks at ring creation). */
+static bool cpu_online(uint32_t cpu)
+{
+	int cpus[CPU_SETSIZE];
+	char line[512];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = -1;
+
+	if (f) {
+		if (fgets(line, sizeof(line), f))
+			n = bp_parse_cpu_list(line, cpus, CPU_SETSIZE);
+		fclose(f);
+	}
+	if (n < 0)
+		return true;
+	for (int i = 0; i < n; i++)
+		if ((uint32_t)cpus[i] == cpu)
+			return true;
+	return false;
+}
+
 static int check_ring(const char *name, char *err, size_t errlen)
 {
 	int ret = probed.ring;
@@ -515,6 +542,9 @@ int bp_uring_check(const struct bp_mode *m, char *err, size_t errlen)
 					    "(CAP_SYS_ADMIN before Linux 5.11)", name);
 		if (probed.sqpoll)
 			return bp_check_probe_failed(probed.sqpoll, "IORING_SETUP_SQPOLL", err, errlen);
+		if ((m->keys_set & BP_KEY_CPU) && !cpu_online(m->sq_cpu))
+			return bp_check_say(-EINVAL, err, errlen, "%s,cpu=%u: this machine has no CPU %u online "
+					    "(/sys/devices/system/cpu/online)", name, m->sq_cpu, m->sq_cpu);
 		return m->busy_usecs ? check_napi(name, ",napi>0", err, errlen) : 0;
 	}
 	ret = check_setup(name, m, err, errlen);

@@ -99,8 +99,15 @@ static int setup_ring(struct bp_backend_loop *bl, struct uring *u)
 	memset(&p, 0, sizeof(p));
 	p.flags = setup_flags(mode, u->features) | IORING_SETUP_CQSIZE;
 	p.cq_entries = URING_CQ_ENTRIES;
-	if (p.flags & IORING_SETUP_SQPOLL)
+	if (p.flags & IORING_SETUP_SQPOLL) {
 		p.sq_thread_idle = mode->sq_idle_ms;
+		/* Without SQ_AFF the SQ thread inherits the creator's affinity: a loop
+		 * pinned to one CPU would share it with its own SQ thread. */
+		if (mode->keys_set & BP_KEY_CPU) {
+			p.flags |= IORING_SETUP_SQ_AFF;
+			p.sq_thread_cpu = mode->sq_cpu;
+		}
+	}
 	if (p.flags & IORING_SETUP_SINGLE_ISSUER)
 		p.flags |= IORING_SETUP_R_DISABLED;
 

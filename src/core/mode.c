@@ -36,6 +36,7 @@ struct key_def {
 	enum key_kind kind;
 	const char *const *words; /* KEY_ENUM: the values, indexed by the enum */
 	size_t nwords;
+	bool optional;            /* no default: the canonical form names it only when given */
 };
 
 static const char *const tracking_words[] = { "dynamic", "static" };
@@ -43,18 +44,19 @@ static const char *const setup_words[] = { "plain", "coop", "defer" };
 
 /* Every key of the grammar, whatever family takes it. */
 static const struct key_def key_defs[] = {
-	{ "usecs", BP_KEY_USECS, KEY_NUM, NULL, 0 },
-	{ "budget", BP_KEY_BUDGET, KEY_NUM, NULL, 0 },
-	{ "prefer", BP_KEY_PREFER, KEY_FLAG, NULL, 0 },
-	{ "tracking", BP_KEY_TRACKING, KEY_ENUM, tracking_words, 2 },
-	{ "period", BP_KEY_PERIOD, KEY_NUM, NULL, 0 },
-	{ "idle", BP_KEY_IDLE, KEY_NUM, NULL, 0 },
-	{ "napi", BP_KEY_NAPI, KEY_NUM, NULL, 0 },
-	{ "defer", BP_KEY_DEFER, KEY_NUM, NULL, 0 },
-	{ "gro-flush", BP_KEY_GRO_FLUSH, KEY_NUM, NULL, 0 },
-	{ "suspend", BP_KEY_SUSPEND, KEY_NUM, NULL, 0 },
-	{ "setup", BP_KEY_SETUP, KEY_ENUM, setup_words, 3 },
-	{ "spin", BP_KEY_SPIN, KEY_FLAG, NULL, 0 },
+	{ "usecs", BP_KEY_USECS, KEY_NUM, NULL, 0, false },
+	{ "budget", BP_KEY_BUDGET, KEY_NUM, NULL, 0, false },
+	{ "prefer", BP_KEY_PREFER, KEY_FLAG, NULL, 0, false },
+	{ "tracking", BP_KEY_TRACKING, KEY_ENUM, tracking_words, 2, false },
+	{ "period", BP_KEY_PERIOD, KEY_NUM, NULL, 0, false },
+	{ "idle", BP_KEY_IDLE, KEY_NUM, NULL, 0, false },
+	{ "napi", BP_KEY_NAPI, KEY_NUM, NULL, 0, false },
+	{ "defer", BP_KEY_DEFER, KEY_NUM, NULL, 0, false },
+	{ "gro-flush", BP_KEY_GRO_FLUSH, KEY_NUM, NULL, 0, false },
+	{ "suspend", BP_KEY_SUSPEND, KEY_NUM, NULL, 0, false },
+	{ "setup", BP_KEY_SETUP, KEY_ENUM, setup_words, 3, false },
+	{ "spin", BP_KEY_SPIN, KEY_FLAG, NULL, 0, false },
+	{ "cpu", BP_KEY_CPU, KEY_NUM, NULL, 0, true },
 };
 #define N_KEY_DEFS (sizeof(key_defs) / sizeof(key_defs[0]))
 
@@ -188,6 +190,7 @@ static uint64_t key_get(const struct bp_mode *m, uint32_t bit)
 	case BP_KEY_SUSPEND: return m->irq_suspend_ns;
 	case BP_KEY_SETUP: return m->setup;
 	case BP_KEY_SPIN: return m->spin;
+	case BP_KEY_CPU: return m->sq_cpu;
 	}
 	return 0;
 }
@@ -208,6 +211,7 @@ static void key_put(struct bp_mode *m, uint32_t bit, uint64_t v)
 	case BP_KEY_SUSPEND: m->irq_suspend_ns = v; break;
 	case BP_KEY_SETUP: m->setup = (enum bp_uring_setup)v; break;
 	case BP_KEY_SPIN: m->spin = v != 0; break;
+	case BP_KEY_CPU: m->sq_cpu = (uint32_t)v; break;
 	}
 }
 
@@ -484,6 +488,8 @@ int bp_mode_format(const struct bp_mode *mode, char *buf, size_t len)
 		char *at = off < len ? buf + off : NULL;
 		size_t room = off < len ? len - off : 0;
 
+		if (kd->optional && !(mode->keys_set & kd->bit))
+			continue;
 		if (kd->kind == KEY_FLAG) {
 			if (v)
 				off += (size_t)snprintf(at, room, ",%s", kd->name);

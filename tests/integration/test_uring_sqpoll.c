@@ -11,6 +11,9 @@
  *                      so it may run on the other CPU: an SQ thread inherits its
  *                      creator's affinity, and two threads spinning on one CPU
  *                      only take turns;
+ *   uring:sqpoll,spin,cpu=1  on the client (pinned to CPU 0): its SQ thread is
+ *                      allowed exactly CPU 1 (IORING_SETUP_SQ_AFF), so the loop and
+ *                      its SQ thread never share a CPU, and the syscall bound holds;
  *   uring:sqpoll       on both sides: the loop sleeps in io_uring_enter while the
  *                      SQ thread works: bp_loop_kthreads names that thread
  *                      ("sqpoll"), and its CPU time (bp_thread_cpu_ns) is well
@@ -20,6 +23,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -161,6 +165,18 @@ static int sq_thread(struct bp_loop *loop, uint64_t *cpu_ns)
 	return kt[0].tid;
 }
 
+/* The SQ thread of a mode with cpu=N may run on CPU N and nowhere else. */
+static void check_sq_affinity(int tid, int cpu, const char *text)
+{
+	cpu_set_t set;
+
+	BPT_CHECK(sched_getaffinity(tid, sizeof(set), &set) == 0, "sched_getaffinity(%d): %s", tid,
+		  strerror(errno));
+	BPT_CHECK(CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set),
+		  "%s: SQ thread %d may run on %d CPUs%s, want only CPU %d", text, tid, CPU_COUNT(&set),
+		  CPU_ISSET(cpu, &set) ? " including it" : ", not including it", cpu);
+}
+
 static struct bp_mode mode_of(const char *text)
 {
 	struct bp_mode m;
@@ -212,6 +228,8 @@ static void run_pair(const char *ctext, const char *stext, int measure)
 	tx0 = cl.rounds;
 	if (is_sqpoll(&cm)) {
 		sq_tid = sq_thread(cloop, &sq0);
+		if (cm.keys_set & BP_KEY_CPU)
+			check_sq_affinity(sq_tid, (int)cm.sq_cpu, ctext);
 		BPT_CHECK(bp_thread_cpu_ns(gettid(), &me0) == 0, "own cpu: %s", bp_last_error());
 	}
 	run_rounds(cloop, &cl, tx0 + (uint64_t)FLOWS * (uint64_t)measure, ctext);
@@ -257,6 +275,7 @@ int main(void)
 	BPT_CHECK(bp_testbed_up(&tb, name, 1, false) == 0, "testbed: %s", bp_last_error());
 	run_pair("uring:sqpoll,spin", "epoll:block", MEASURE_ROUNDS);
 	run_pair("epoll:block", "uring:sqpoll,spin", MEASURE_ROUNDS);
+	run_pair("uring:sqpoll,spin,cpu=1", "epoll:block", MEASURE_ROUNDS);
 	run_pair("uring:sqpoll", "uring:sqpoll", SQPOLL_ROUNDS);
 	BPT_CHECK(bp_testbed_down(&tb) == 0, "testbed down: %s", bp_last_error());
 	return 0;

@@ -290,6 +290,9 @@ static void test_keys_other(void **state)
 	assert_int_equal(m.keys_set, BP_KEY_SPIN);
 	m = parse_ok("uring:sqpoll,spin=0,napi=5");
 	assert_false(m.spin);
+	m = parse_ok("uring:sqpoll,cpu=1023");
+	assert_int_equal(m.sq_cpu, 1023);
+	assert_int_equal(m.keys_set, BP_KEY_CPU);
 }
 
 /* ---- errors ---- */
@@ -325,7 +328,9 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll:suspend,bogus=1", { "(keys: usecs, budget, defer, gro-flush, suspend)" } },
 	{ "epoll:suspend,prefer", { "epoll:suspend", "prefer" } },
 	{ "uring:sqpoll,setup=plain", { "uring:sqpoll", "setup" } },
-	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin)" } },
+	{ "uring:sqpoll,usecs=5", { "unknown key 'usecs'", "(keys: idle, napi, spin, cpu)" } },
+	{ "uring:sqpoll,cpu=1024", { "uring:sqpoll: cpu=1024 is out of range (0..1023)" } },
+	{ "uring:napi,cpu=1", { "unknown key 'cpu'" } },
 	{ "uring:spin,spin", { "uring:spin: unknown key 'spin'", "(keys: setup)" } },
 	{ "epoll:spin,spin", { "epoll:spin takes no keys" } },
 	{ "uring:sqpoll,spin=2", { "spin='2' must be 0 or 1" } },
@@ -439,6 +444,9 @@ static void test_format_canonical(void **state)
 		{ "uring:sqpoll,napi=50", "uring:sqpoll,idle=1000,napi=50" },
 		{ "uring:sqpoll,spin", "uring:sqpoll,idle=1000,napi=0,spin" },
 		{ "uring:sqpoll,spin=0", "uring:sqpoll,idle=1000,napi=0" },
+		/* cpu has no default: named only when given, then after the other keys */
+		{ "uring:sqpoll,cpu=1", "uring:sqpoll,idle=1000,napi=0,cpu=1" },
+		{ "uring:sqpoll,cpu=0,spin", "uring:sqpoll,idle=1000,napi=0,spin,cpu=0" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
