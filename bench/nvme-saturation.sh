@@ -151,6 +151,7 @@ cleanup() {
 	undo "$state"
 	if [[ -n $keep ]]; then mkdir -p "$keep" && cp -r "$out"/. "$keep"/ && echo "$prog: raw outputs in $keep" >&2; fi
 	rm -rf "$out"
+	rmdir "$state_dir" 2>/dev/null || true # when no other run's state is in it
 	exit "$rc"
 }
 trap cleanup EXIT

@@ -57,6 +57,7 @@
 #define BPT_GOING_NOLOGFLUSH 0x2
 
 static char dir[] = "/tmp/bpt-sfaults-XXXXXX";
+static bool dir_made;
 static char cg[256];
 static struct bpt_loop lslow, lfast, lro, lext4;
 static struct bp_nvmet *tgt;
@@ -87,7 +88,7 @@ static void cleanup(void)
 	bpt_loop_detach(&lfast);
 	bpt_loop_detach(&lro);
 	bpt_loop_detach(&lext4);
-	if (dir[0] == '/' && !strchr(dir, 'X')) {
+	if (dir_made) {
 		char cmd[400];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -499,6 +500,7 @@ int main(void)
 	}
 	BPT_CHECK(bpt_blk_private_mounts() == 0, "%s", bpt_blk_error());
 	BPT_CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	dir_made = true;
 	snprintf(log_path, sizeof(log_path), "%s/target.log", dir);
 	lslow.fd = lfast.fd = lro.fd = lext4.fd = -1;
 	atexit(cleanup);
