@@ -70,20 +70,27 @@ const struct bp_mode_family bp_epoll_families[] = {
 	  NULL, napi_combination },
 	{ { "epoll:spin", "", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
 	  NULL, 0, { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN }, NULL, NULL },
-	{ { "epoll:hybrid", "period=100",
-	    "spin with epoll_wait(0) while something arrived in the last period us, then block" },
-	  KEYS(hybrid_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_HYBRID, .period_us = 100 }, NULL, NULL },
 	/*
-	 * usecs=64, not 0: with 0 epoll_wait never busy polls before it sleeps, so on a
-	 * path whose NAPI never defers (compare's veth bed) the mode measured as
-	 * epoll:block, 0.00 BusyPollRxPackets per transaction (issue 12).
+	 * hybrid's period and suspend's usecs: poll about as long as one wake-up costs,
+	 * then sleep (the ski-rental rule: never more than twice the better choice). About
+	 * 30 us on the veth test bed, half of epoll:block's P50 over epoll:spin's at a
+	 * moderate load (docs/rate.md): a longer poll spins at moderate loads (100 us
+	 * never slept at 20% of spin's closed-loop load), a shorter one sleeps through the
+	 * next packet. Not 0 for suspend: with 0 epoll_wait never busy polls before it
+	 * sleeps, so on a path whose NAPI never defers (compare's veth bed) the mode
+	 * measured as epoll:block, 0.00 BusyPollRxPackets per transaction (issue 12); 30
+	 * keeps 0.96 in the closed loop. The per-NAPI values: docs/rate.md.
 	 */
-	{ { "epoll:suspend", "usecs=64,budget=64,defer=100,gro-flush=20000,suspend=2000000",
+	{ { "epoll:hybrid", "period=30",
+	    "spin with epoll_wait(0) while work came in the last period us or a timer is due within it, "
+	    "then block" },
+	  KEYS(hybrid_keys),
+	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_HYBRID, .period_us = 30 }, NULL, NULL },
+	{ { "epoll:suspend", "usecs=30,budget=64,defer=100,gro-flush=20000,suspend=2000000",
 	    "IRQ suspension: prefer busy poll with per-NAPI defer/gro-flush/suspend timeouts "
 	    "(Linux 6.13, CAP_NET_ADMIN)" },
 	  KEYS(suspend_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SUSPEND, .busy_usecs = 64,
+	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SUSPEND, .busy_usecs = 30,
 	    .budget = 64, .prefer = true, .defer_hard_irqs = 100, .gro_flush_ns = 20000,
 	    .irq_suspend_ns = 2000000 },
 	  suspend_hints, NULL },

@@ -87,10 +87,10 @@ const struct bp_mode_family bp_uring_families[] = {
 	  KEYS(setup_keys),
 	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_SPIN, .setup = BP_URING_SETUP_DEFER },
 	  NULL, NULL },
-	{ { "uring:hybrid", "period=100,setup=defer",
-	    "peek completions while something arrived in the last period us, then block" },
+	{ { "uring:hybrid", "period=30,setup=defer",
+	    "peek completions while work came in the last period us or a timer is due within it, then block" },
 	  KEYS(hybrid_keys),
-	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_HYBRID, .period_us = 100,
+	  { .backend = BP_BACKEND_URING, .policy = BP_POLICY_HYBRID, .period_us = 30, /* as epoll's */
 	    .setup = BP_URING_SETUP_DEFER },
 	  NULL, NULL },
 	/* setup stays PLAIN (zero): an SQPOLL ring has its own flags, setup= does not apply. */

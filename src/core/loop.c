@@ -101,12 +101,18 @@ static int64_t loop_wait_timeout(struct bp_loop *loop, int64_t cap_ns)
 		loop->poll_next = false;
 		return 0;
 	}
-	/* Hybrid: keep polling while work arrived within the period, then block. */
+	/* Hybrid: keep polling while work came within the period, then block. */
 	if (m->policy == BP_POLICY_HYBRID &&
 	    loop->now_ns - loop->last_activity_ns < (uint64_t)m->period_us * 1000)
 		return 0;
 	if (t)
 		timeout = t->deadline_ns > loop->now_ns ? (int64_t)(t->deadline_ns - loop->now_ns) : 0;
+	/*
+	 * Hybrid: nor sleep when a timer is due within the period: waking up would cost
+	 * more than polling until then (an open loop's next send keeps its time).
+	 */
+	if (m->policy == BP_POLICY_HYBRID && timeout >= 0 && timeout < (int64_t)m->period_us * 1000)
+		return 0;
 	if (cap_ns >= 0 && (timeout < 0 || cap_ns < timeout))
 		timeout = cap_ns;
 	return timeout;
@@ -189,8 +195,9 @@ int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
 		if (loop->aio->done_head)
 			bp_aio_run_done(loop);
 	}
-	if (loop->timers.len)
-		bp_timers_run(loop, loop->now_ns);
+	/* a timer that ran is work too: the hybrid window starts again (an open loop's send) */
+	if (loop->timers.len && bp_timers_run(loop, loop->now_ns))
+		loop->last_activity_ns = loop->now_ns;
 	if (loop->dead_conns || loop->dead_listeners)
 		bp_loop_reap(loop, false);
 	return n;

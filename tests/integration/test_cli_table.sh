@@ -134,6 +134,9 @@ rr|$rr_c|--duration|1
 rr|$rr_c|--transactions|10
 rr|$rr_c|--warmup|1
 rr|$rr_c|--interval|1
+rr|$rr_c|--rate|1k
+rr|$rr_c --rate 1k|--arrivals|fixed
+rr|$rr_c --rate 1k|--max-outstanding|10
 pingpong|$pp_c|--quiet|
 pingpong|$pp_c|--format|json
 pingpong|pingpong --port 1|--server|
@@ -207,6 +210,7 @@ compare|compare|--modes|epoll:block
 compare|compare --client-mode epoll:block|--server-mode|epoll:block
 compare|compare --server-mode epoll:block|--client-mode|epoll:block
 compare|compare|--flows|1
+compare|compare|--rates|max
 compare|compare|--duration|1
 compare|compare|--warmup|0
 compare|compare|--runs|1
@@ -286,6 +290,14 @@ refused "--modes" compare --modes ""
 refused "--flows" compare --flows 1,,2
 refused "--flows" compare --flows 1,1
 refused "--flows" compare --flows 1,
+refused "--rates" compare --rates 1k,,max
+refused "--rates" compare --rates 1k,1000
+refused "--rates" compare --rates max,
+refused "--rates" compare --rates ""
+refused "--rates 0" compare --rates 0,max
+refused "--rates 5x" compare --rates 5x
+refused "cells, at most 1024" compare --flows 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 \
+	--rates 1k,2k,3k,4k,5k,6k,7k,8k,9k,10k,11k,12k,13k,14k,15k,max
 refused "--client-cpus" compare -T 2 --client-cpus 0,,1
 refused "--client-cpus" compare -T 2 --client-cpus 0,0
 refused "--server-cpus" compare -T 2 --server-cpus 1,,0
@@ -315,6 +327,13 @@ refused "--transactions 0" rr --client 127.0.0.1 --port 1 -n 0
 refused "--warmup -1" rr --client 127.0.0.1 --port 1 --warmup -1
 refused "--interval -1" rr --client 127.0.0.1 --port 1 -I -1
 refused "--cpus 100000" rr --client 127.0.0.1 --port 1 --cpus 100000
+refused "--rate 0" rr --client 127.0.0.1 --port 1 --rate 0
+refused "--rate 5x" rr --client 127.0.0.1 --port 1 --rate 5x
+refused "--rate 200M" rr --client 127.0.0.1 --port 1 --rate 200M
+refused "--arrivals even" rr --client 127.0.0.1 --port 1 --rate 1k --arrivals even
+refused "--arrivals needs --rate" rr --client 127.0.0.1 --port 1 --arrivals fixed
+refused "--max-outstanding 0" rr --client 127.0.0.1 --port 1 --rate 1k --max-outstanding 0
+refused "--max-outstanding 2" rr --client 127.0.0.1 --port 1 --rate 1k -F 3 --max-outstanding 2
 refused "--port 70000" pingpong --client 127.0.0.1 --port 70000
 refused "--priority 16" pingpong --client 127.0.0.1 --port 1 --priority 16
 refused "--server-delay-us 1000001" pingpong --server --port 1 --server-delay-us 1000001

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # busypoll compare, as a user runs it: json holds every column, the proof column is
 # positive for a busy-poll mode and 0 for the baseline, the SVG is well-formed with
-# one series per mode, nothing is left after a SIGINT mid-run, and a process without
-# privileges gets loopback with a plain warning. Root only for the test-bed parts.
+# one series per mode, nothing is left after a SIGINT mid-run, --rates gives a cell
+# per mode and offered rate and two charts against the achieved rate, and a process
+# without privileges gets loopback with a plain warning. Root only for the test-bed parts.
 set -euo pipefail
 bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
 tmp=$(mktemp -d)
@@ -102,7 +103,47 @@ left=$(ip netns list | grep -c "^bp-cmp$pid-" || true)
 [[ $left == 0 ]] || fail "namespaces left after SIGINT: $(ip netns list | grep "^bp-cmp$pid-")"
 echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
-# 4. without privileges: loopback, said plainly
+# 4. --rates: a cell per mode and offered rate with the open loop's columns, and the two
+# charts against the achieved rate with one series per mode in each
+"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
+	--modes "epoll:block;epoll:spin" >"$tmp/rates.json"
+python3 - "$tmp/rates.json" <<'PY' || fail "compare --rates json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = d["cells"]
+assert d["settings"]["rates"] == "2k,max", d["settings"]
+got = sorted((c["client_mode"], c["offered_rate"] or 0) for c in cells)
+assert got == [("epoll:block", 0), ("epoll:block", 2000), ("epoll:spin", 0), ("epoll:spin", 2000)], got
+cell = {(c["client_mode"], c["offered_rate"] or 0): c for c in cells}
+for c in cells:
+    assert not c["failed"] and not c["saturated"] and c["runs"] == 1, c
+    assert c["achieved_rate"] == c["tps"] and c["tps"] > 0, c
+    for side in ("client_cpu_util_pct", "server_cpu_util_pct"):
+        u = c[side]
+        assert u["total"] > 0 and abs(u["user"] + u["system"] - u["total"]) < 1e-6 * u["total"] + 1e-9, (side, c)
+    if c["closed_loop"]:
+        assert c["offered_rate"] is None and c["latency_from_send_us"] is None and c["queued_pct"] is None, c
+    else:
+        assert c["offered_rate"] == 2000 and c["latency_from_send_us"]["p50"] > 0, c
+        assert c["queued_pct"] is not None and c["late_pct"] is not None, c
+        # the open loop answered what was offered, not what the path could carry
+        assert c["transactions"] < cell[(c["client_mode"], 0)]["transactions"], c
+# a spinning side never sleeps, a blocking one at 2000/s mostly does: the CPU columns say so
+assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
+    2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells
+PY
+xmllint --noout "$tmp/rates.svg" || fail "the --rates SVG is not well-formed"
+for chart in latency cpu; do
+	series=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'])" \
+		"$tmp/rates.svg")
+	[[ $series == 2 ]] || fail "the $chart chart has $series series, expected 2 (one per mode)"
+	points=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'][@data-points='2'])" \
+		"$tmp/rates.svg")
+	[[ $points == 2 ]] || fail "the $chart chart: $points series with a point per rate, expected 2"
+done
+echo "ok   --rates: a cell per mode and rate, utilisation columns, two charts with one series per mode"
+
+# 5. without privileges: loopback, said plainly
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
 grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
@@ -112,4 +153,4 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
 grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
 echo "ok   unprivileged: a privileged mode names its capability"
-echo "7 passed, 0 failed"
+echo "8 passed, 0 failed"

@@ -507,6 +507,57 @@ static void test_repeated_parsing(void **state)
 	assert_int_equal(o.port, 12867);
 }
 
+/* --rate, --arrivals, --max-outstanding: the open loop's options and their refusals */
+static void test_open_loop(void **state)
+{
+	expect_ok("--client h");
+	assert_true(o.rate == 0); /* closed loop */
+	assert_int_equal(o.arrivals, RR_ARRIVALS_POISSON);
+	assert_true(o.max_outstanding == 0);
+	assert_true(rr_max_outstanding(&o) == RR_DEFAULT_OUTSTANDING);
+	expect_ok("--client h --rate 2000");
+	assert_true(o.rate == 2000);
+	expect_ok("--client h --rate 20k --arrivals fixed --max-outstanding 50");
+	assert_true(o.rate == 20000);
+	assert_int_equal(o.arrivals, RR_ARRIVALS_FIXED);
+	assert_true(rr_max_outstanding(&o) == 50);
+	expect_ok("--client h --rate 2.5k --arrivals poisson");
+	assert_true(o.rate == 2500);
+	assert_int_equal(o.arrivals, RR_ARRIVALS_POISSON);
+	expect_ok("--client h --rate 1M -F 800");
+	assert_true(o.rate == 1e6);
+	assert_true(rr_max_outstanding(&o) == 1600); /* two per flow, more than the default */
+	expect_ok("--client h --rate 0.5");
+	assert_true(o.rate == 0.5);
+
+	expect_error("--client h --rate 0", "--rate 0: must be more than 0");
+	expect_error("--client h --rate 0k", "--rate 0k: must be more than 0");
+	expect_error("--client h --rate -5", "--rate -5: must not be negative");
+	expect_error("--client h --rate 10x", "--rate 10x: not a rate");
+	expect_error("--client h --rate k", "--rate k: not a rate");
+	expect_error("--client h --rate 1e5", "--rate 1e5: not a rate");
+	expect_error("--client h --rate 200M", "--rate 200M: at most 100000000");
+	expect_error("--client h --rate 5 --rate 6", "--rate");
+	expect_error("--client h --arrivals fixed", "--arrivals needs --rate");
+	expect_error("--client h --max-outstanding 10", "--max-outstanding needs --rate");
+	expect_error("--client h --rate 1k --arrivals even", "--arrivals even: must be fixed or poisson");
+	expect_error("--client h --rate 1k -F 20 --max-outstanding 10",
+		     "--max-outstanding 10: fewer than --flows 20");
+	expect_error("--client h --rate 1k --max-outstanding 0", "--max-outstanding 0");
+	expect_error("--server --rate 1k", "--rate");
+
+	/* the server's test hook: hidden, N:MS */
+	expect_ok("--server --test-hold 50:100");
+	assert_int_equal(o.hold_after, 50);
+	assert_int_equal(o.hold_ms, 100);
+	expect_ok("--server");
+	assert_int_equal(o.hold_after, 0);
+	expect_error("--server --test-hold 50", "--test-hold 50: N:MS");
+	expect_error("--server --test-hold 0:100", "--test-hold 0");
+	expect_error("--server --test-hold 5:0", "--test-hold 0");
+	expect_error("--client h --test-hold 5:5", "--test-hold");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_cpus),
 		cmocka_unit_test(test_repeated_parsing),
+		cmocka_unit_test(test_open_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

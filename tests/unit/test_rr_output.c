@@ -80,8 +80,10 @@ static void build_result(struct rr_result *r)
 	r->server.napi_ids[1] = 8194;
 	r->server.n_napi_ids = 2;
 	/* the threads counted: the server's loop thread and its SQPOLL thread */
-	r->server.thr[0] = (struct ev_thread){ .tid = 1234, .comm = "rr-server-0", .cpu_us = 1000 };
-	r->server.thr[1] = (struct ev_thread){ .tid = 1240, .comm = "iou-sqp-1234", .cpu_us = 5000 };
+	r->server.thr[0] = (struct ev_thread){ .tid = 1234, .comm = "rr-server-0", .cpu_us = 1000001,
+					       .utime_us = 250000, .stime_us = 750001, .split = true };
+	r->server.thr[1] = (struct ev_thread){ .tid = 1240, .comm = "iou-sqp-1234", .cpu_us = 500005,
+					       .stime_us = 500005, .split = true };
 	r->server.nthr = 2;
 	r->server.helper_cpu_us = 5000;
 }
@@ -290,6 +292,9 @@ static void test_json_values(void **state)
 		 " \"client.stime_us_per_tx\": 2.25, \"client.cpu_us_per_tx\": 2.75,"
 		 " \"client.context_switches_per_tx\": 0.00025, \"client.empty_polls_per_tx\": 7,"
 		 " \"client.busy_poll_rx_per_tx\": 2, \"client.napi_ids\": [],"
+		 " \"client.cpu_util_pct.user\": 5, \"client.cpu_util_pct.system\": 22.5,"
+		 " \"client.cpu_util_pct.total\": 27.5, \"open_loop\": null, \"settings.rate\": null,"
+		 " \"settings.arrivals\": null,"
 		 " \"server.mode\": \"epoll:napi,usecs=64,budget=8,prefer\","
 		 " \"server.napi_ids\": [8193, 8194], \"server.syscalls_per_tx\": 2,"
 		 " \"server.interval_ns\": 10000100000, \"server.helper_cpu_us\": 5000,"
@@ -415,6 +420,53 @@ static void test_csv_shape(void **state)
 	free(hdr_only);
 }
 
+/* row_is - the table row LABEL holds the client's and the server's values c and s. */
+static const char *row_is(const char *t, const char *label, const char *c, const char *s)
+{
+	char want[160];
+
+	snprintf(want, sizeof(want), "  %-26s %16s %16s\n", label, c, s);
+	return strstr(t, want);
+}
+
+/* an open loop's figures: json and csv agree, the table says what the rates were */
+static void test_open_loop(void **state)
+{
+	char *t;
+
+	build_result(&res);
+	res.opts.rate = 50000;
+	res.opts.arrivals = RR_ARRIVALS_FIXED;
+	res.max_outstanding = 1000;
+	res.outstanding_peak = 12;
+	res.queued = 40;
+	res.late = 7;
+	bp_hist_init(&res.hist_send);
+	bp_hist_init(&res.hist_lag);
+	for (uint64_t us = 1; us <= 1000; us++) {
+		bp_hist_record(&res.hist_send, 2000);
+		bp_hist_record(&res.hist_lag, us < 1000 ? 100 : 3000000);
+	}
+	assert_int_equal(check_with_python(&res,
+		"{\"settings.rate\": 50000, \"settings.arrivals\": \"fixed\", \"open_loop.offered_rate\": 50000,"
+		" \"open_loop.achieved_rate\": 100000.5, \"open_loop.max_outstanding\": 1000,"
+		" \"open_loop.outstanding_peak\": 12, \"open_loop.queued\": 40, \"open_loop.late\": 7,"
+		" \"open_loop.late_after_us\": 10, \"open_loop.latency_from_send_us.min\": 2,"
+		" \"open_loop.latency_from_send_us.max\": 2, \"open_loop.send_lag_us.max\": 3000,"
+		" \"latency_us.max\": 1000}", false), 0);
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_non_null(strstr(t, "open loop       offered 50000.0/s (fixed), achieved 100000.5/s\n"));
+	assert_non_null(strstr(t, "from send us    min 2.0 "));
+	assert_non_null(strstr(t, "send lag us     P50 0.1  P99 0.1  max 3000.0"));
+	assert_non_null(strstr(t, "40 queued behind their flow's answer (0.00%), 7 late"));
+	assert_non_null(strstr(t, "at most 12 outstanding (limit 1000)"));
+	free(t);
+	res.opts.rate = 0;
+	t = render(&res, TOOL_FORMAT_TABLE);
+	assert_null(strstr(t, "from send"));
+	free(t);
+}
+
 static void test_table(void **state)
 {
 	char *t;
@@ -440,8 +492,13 @@ static void test_table(void **state)
 	assert_null(strstr(t, "interrupted"));
 	assert_null(strstr(t, "UDP lost"));
 	assert_non_null(strstr(t, "busy_poll 50, busy_read 0"));
-	/* the output says which threads the CPU figures count */
-	assert_non_null(strstr(t, "the server's rr-server-0(1234) + iou-sqp-1234(1240)"));
+	/* the output says which threads the CPU figures count, each one's utilisation */
+	assert_non_null(strstr(t, "the server's rr-server-0(1234) 10.0% (user 2.5%, system 7.5%) + "
+				  "iou-sqp-1234(1240) 5.0% (user 0.0%, system 5.0%)"));
+	assert_non_null(row_is(t, "CPU % of one CPU", "27.5", "20.0"));
+	assert_non_null(row_is(t, "  user %", "5.0", "4.0"));
+	assert_non_null(row_is(t, "  system %", "22.5", "16.0"));
+	assert_null(strstr(t, "open loop")); /* closed loop */
 	assert_null(strchr(t, '\t')); /* the kernel string's tab is not sent to the terminal */
 	free(t);
 
@@ -531,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_json_hostile_strings),
 		cmocka_unit_test(test_csv_shape),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_open_loop),
 		cmocka_unit_test(test_truthful),
 	};
 

@@ -64,7 +64,7 @@ int agent_serve_listen(const struct agent_cfg *cfg);
 /* agent_serve_stdio - one session on fds 0 and 1 until EOF or a signal. 0, or -errno. */
 int agent_serve_stdio(const struct agent_cfg *cfg);
 
-/* path_emit - the report's json members (json only: NAPIs are written as napi_json_members). */
+/* path_emit - the report's json members (json only: NAPIs are written by napi_emit). */
 void path_emit(struct emit *e, const struct bp_path_report *r);
 /* path_print - the report for people, one aspect per line. */
 void path_print(FILE *out, const struct bp_path_report *r);

@@ -87,11 +87,13 @@ enum ctl_tag {
 	CTL_T_EV_WAITS,
 	CTL_T_EV_COMPLETIONS,
 	CTL_T_EV_NAPI_ID,       /* u64, repeated */
-	CTL_T_EV_THREAD,        /* record: TID, COMM, CPU_US; repeated */
+	CTL_T_EV_THREAD,        /* record: TID, COMM, CPU_US, THR_UTIME_US, THR_STIME_US; repeated */
 	CTL_T_EV_TID,
 	CTL_T_EV_COMM,          /* text */
 	CTL_T_EV_CPU_US,
 	CTL_T_EV_HELPER_CPU_US,
+	CTL_T_EV_THR_UTIME_US,  /* in a THREAD record: its user CPU (optional: older peers lack it) */
+	CTL_T_EV_THR_STIME_US,  /* in a THREAD record: its system CPU (optional, with UTIME) */
 	/* rr */
 	CTL_T_RR_REQUEST_SIZE = 96,
 	CTL_T_RR_RESPONSE_SIZE,

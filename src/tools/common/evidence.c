@@ -74,26 +74,43 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-/* name_thread - thread tid named in ev with cpu_us more (the same tid adds up). */
-static void name_thread(struct evidence *ev, int32_t tid, const char *comm, uint64_t cpu_us)
+/* thread_add - x's CPU into t: the split stays known only while both parts know it. */
+static void thread_add(struct ev_thread *t, const struct ev_thread *x)
+{
+	t->cpu_us += x->cpu_us;
+	t->utime_us += x->utime_us;
+	t->stime_us += x->stime_us;
+	t->split = t->split && x->split;
+}
+
+/* name_thread - thread x->tid named in ev with x's CPU more (the same tid adds up). */
+static void name_thread(struct evidence *ev, const struct ev_thread *x)
 {
 	for (uint32_t i = 0; i < ev->nthr; i++)
-		if (ev->thr[i].tid == tid) {
-			ev->thr[i].cpu_us += cpu_us;
+		if (ev->thr[i].tid == x->tid) {
+			thread_add(&ev->thr[i], x);
 			return;
 		}
 	if (ev->nthr == EV_MAX_THREADS)
 		return;
-	ev->thr[ev->nthr].tid = tid;
-	snprintf(ev->thr[ev->nthr].comm, EV_COMM_LEN, "%s", comm);
-	ev->thr[ev->nthr].cpu_us = cpu_us;
+	ev->thr[ev->nthr] = *x;
 	ev->nthr++;
+}
+
+/* counted - a thread's record: its CPU time, user and system apart. */
+static struct ev_thread counted(int32_t tid, const char *comm, uint64_t utime_us, uint64_t stime_us)
+{
+	struct ev_thread t = { .tid = tid, .cpu_us = utime_us + stime_us, .utime_us = utime_us,
+			       .stime_us = stime_us, .split = true };
+
+	snprintf(t.comm, sizeof(t.comm), "%s", comm);
+	return t;
 }
 
 void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct ev_snap *b)
 {
 	const struct bp_loop_snapshot *x = &a->loop, *y = &b->loop;
-	uint64_t own = sub0(y->utime_us, x->utime_us) + sub0(y->stime_us, x->stime_us);
+	struct ev_thread own = counted(b->tid, b->comm, sub0(y->utime_us, x->utime_us), sub0(y->stime_us, x->stime_us));
 
 	ev->utime_us += sub0(y->utime_us, x->utime_us);
 	ev->stime_us += sub0(y->stime_us, x->stime_us);
@@ -104,10 +121,12 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 	ev->wakeups += sub0(y->ctr.wakeups, x->ctr.wakeups);
 	ev->waits += sub0(y->ctr.waits, x->ctr.waits);
 	ev->completions += sub0(y->ctr.completions, x->ctr.completions);
-	name_thread(ev, b->tid, b->comm, own);
-	/* A helper counts from the start when it was there, else from its birth (0). */
+	name_thread(ev, &own);
+	/* A helper counts from the start when it was there, else from its birth (0); a
+	 * kernel thread's time is all system time. */
 	for (int i = 0; i < b->nhelpers; i++) {
 		uint64_t start = 0, us;
+		struct ev_thread h;
 
 		for (int j = 0; j < a->nhelpers; j++)
 			if (a->helper[j].tid == b->helper[i].tid)
@@ -115,7 +134,8 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 		us = sub0(b->helper[i].cpu_ns, start) / 1000;
 		ev->stime_us += us;
 		ev->helper_cpu_us += us;
-		name_thread(ev, b->helper[i].tid, b->helper[i].comm, us);
+		h = counted(b->helper[i].tid, b->helper[i].comm, 0, us);
+		name_thread(ev, &h);
 	}
 }
 
@@ -150,10 +170,10 @@ static void name_role(struct evidence *acc, const struct ev_thread *x)
 {
 	for (uint32_t i = 0; i < acc->nthr; i++)
 		if (same_role(acc->thr[i].comm, x->comm)) {
-			acc->thr[i].cpu_us += x->cpu_us;
+			thread_add(&acc->thr[i], x);
 			return;
 		}
-	name_thread(acc, x->tid, x->comm, x->cpu_us);
+	name_thread(acc, x);
 }
 
 void ev_add(struct evidence *acc, const struct evidence *x)
@@ -203,6 +223,11 @@ uint64_t ev_cpu_us(const struct evidence *ev)
 	return ev->utime_us + ev->stime_us;
 }
 
+double ev_util_pct(uint64_t cpu_us, uint64_t interval_ns)
+{
+	return interval_ns ? (double)cpu_us * 1e5 / (double)interval_ns : NAN;
+}
+
 const char *ev_per_text(char *buf, size_t len, double v)
 {
 	int dec = 2;
@@ -228,6 +253,26 @@ const char *ev_threads_text(const struct evidence *ev, char *buf, size_t len)
 	return buf;
 }
 
+const char *ev_threads_util_text(const struct evidence *ev, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	if (!ev->interval_ns)
+		return buf;
+	for (uint32_t i = 0; i < ev->nthr && used < len; i++) {
+		const struct ev_thread *t = &ev->thr[i];
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s(%" PRId32 ") %.1f%%", i ? " + " : "", t->comm,
+					 t->tid, ev_util_pct(t->cpu_us, ev->interval_ns));
+		if (used < len && t->split)
+			used += (size_t)snprintf(buf + used, len - used, " (user %.1f%%, system %.1f%%)",
+						 ev_util_pct(t->utime_us, ev->interval_ns),
+						 ev_util_pct(t->stime_us, ev->interval_ns));
+	}
+	return buf;
+}
+
 /* ---- json / csv ---- */
 
 /* The counters of struct evidence, in output order; those per unit after them. */
@@ -244,7 +289,7 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 {
 	int64_t ids[EV_MAX_NAPI];
 	uint32_t n = ev->n_napi_ids < EV_MAX_NAPI ? ev->n_napi_ids : EV_MAX_NAPI;
-	char name[64], threads[EV_MAX_THREADS * 32];
+	char name[64], threads[EV_MAX_THREADS * 32], util[EV_MAX_THREADS * 96];
 
 	em_begin(e, key, is_null);
 	em_bool(e, "valid", ev->valid);
@@ -268,6 +313,12 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 	em_u64(e, "helper_cpu_us", ev->helper_cpu_us);
 	ev_threads_text(ev, threads, sizeof(threads));
 	em_string(e, "cpu_threads", threads, sizeof(threads));
+	em_begin(e, "cpu_util_pct", false);
+	em_double(e, "user", ev_util_pct(ev->utime_us, ev->interval_ns));
+	em_double(e, "system", ev_util_pct(ev->stime_us, ev->interval_ns));
+	em_double(e, "total", ev_util_pct(ev_cpu_us(ev), ev->interval_ns));
+	em_end(e);
+	em_string(e, "cpu_threads_util", ev_threads_util_text(ev, util, sizeof(util)), sizeof(util));
 	em_end(e);
 }
 
@@ -297,6 +348,10 @@ int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 		ctl_put_u64(m, CTL_T_EV_TID, (uint64_t)ev->thr[i].tid);
 		ctl_put_text(m, CTL_T_EV_COMM, ev->thr[i].comm);
 		ctl_put_u64(m, CTL_T_EV_CPU_US, ev->thr[i].cpu_us);
+		if (ev->thr[i].split) {
+			ctl_put_u64(m, CTL_T_EV_THR_UTIME_US, ev->thr[i].utime_us);
+			ctl_put_u64(m, CTL_T_EV_THR_STIME_US, ev->thr[i].stime_us);
+		}
 		ctl_record_end(m, rec);
 	}
 	return m->overflow ? -ENOSPC : 0;
@@ -335,6 +390,12 @@ int ev_decode(const struct ctl_msg *m, struct evidence *ev)
 			    ctl_rec_u64(val, len, CTL_T_EV_CPU_US, &t->cpu_us))
 				return -EPROTO;
 			t->tid = (int32_t)v;
+			/* the split is optional (a peer that predates it); both parts, summing up, or none */
+			t->split = !ctl_rec_u64(val, len, CTL_T_EV_THR_UTIME_US, &t->utime_us) &&
+				   !ctl_rec_u64(val, len, CTL_T_EV_THR_STIME_US, &t->stime_us) &&
+				   t->utime_us <= t->cpu_us && t->stime_us == t->cpu_us - t->utime_us;
+			if (!t->split)
+				t->utime_us = t->stime_us = 0;
 			ev->nthr++;
 		}
 	}

@@ -14,6 +14,10 @@
  * the evidence counts the threads alive at both ends (and names them), never less
  * than the loop thread itself.
  *
+ * Utilisation: CPU time over the side's interval as a percent of one CPU, user and
+ * system apart, for the side (every thread counted: a side of two busy threads is
+ * 200%) and for each thread named; over no interval it does not exist (null).
+ *
  * Units: every per-unit figure is per transaction, "_per_tx": one request and its
  * response, which is rr's transaction and pingpong's round trip, or per I/O,
  * "_per_io", for perf (an NVMe command and its completion). A figure over no unit
@@ -44,7 +48,9 @@
 struct ev_thread {
 	int32_t tid;
 	char comm[EV_COMM_LEN];
-	uint64_t cpu_us;          /* over the interval */
+	uint64_t cpu_us;          /* over the interval: utime_us + stime_us */
+	uint64_t utime_us, stime_us; /* the split (an io_uring helper's is all system) */
+	bool split;               /* the split is known (a peer that predates it sends cpu_us only) */
 };
 
 /* What one loop thread has done up to an instant (on its own thread). */
@@ -104,6 +110,8 @@ void ev_name_thread(const char *prefix, int i);
 double ev_per(uint64_t value, uint64_t units);
 /* ev_cpu_us - user + system CPU. */
 uint64_t ev_cpu_us(const struct evidence *ev);
+/* ev_util_pct - cpu_us over interval_ns as a percent of one CPU; NaN over no interval. */
+double ev_util_pct(uint64_t cpu_us, uint64_t interval_ns);
 /*
  * ev_per_text - a per-unit figure for a table: 2 decimals, or 2 significant digits
  * when small and not zero (0.00 context switches/tx would hide 0.00025), "-" for NaN.
@@ -111,13 +119,23 @@ uint64_t ev_cpu_us(const struct evidence *ev);
 const char *ev_per_text(char *buf, size_t len, double v);
 /* ev_threads_text - "loop 1234 + iou-sqp-1234" style list of the threads counted, into buf. */
 const char *ev_threads_text(const struct evidence *ev, char *buf, size_t len);
+/*
+ * ev_threads_util_text - each thread counted with its utilisation over the side's
+ * interval: "rr-client-0(1234) 61.0% (user 20.5%, system 40.5%) + iou-sqp-1234(1240)
+ * 3.0% (user 0.0%, system 3.0%)" (no split when a peer did not send it), into buf;
+ * "-" when there is no thread or no interval.
+ */
+const char *ev_threads_util_text(const struct evidence *ev, char *buf, size_t len);
 
 struct emit;
 /*
  * ev_emit - the side as object key: valid, mode, threads, the counters, napi_ids,
  * each counter per unit ("<name>_per_<unit>", unit "tx" or "io", divided by units),
- * cpu_us_per_<unit>, context_switches_per_<unit>, and cpu_threads (the threads
- * counted). is_null: a json null, csv empty fields (same columns).
+ * cpu_us_per_<unit>, context_switches_per_<unit>, cpu_threads (the threads
+ * counted), cpu_util_pct {user, system, total} over the interval, and
+ * cpu_threads_util (ev_threads_util_text: each thread's, as text so that csv, whose
+ * columns cannot depend on how many threads ran, holds the same).
+ * is_null: a json null, csv empty fields (same columns).
  */
 void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_t units, const char *unit,
 	     bool is_null);

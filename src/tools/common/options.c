@@ -104,23 +104,38 @@ static const char *seconds_text(double max, char *buf, size_t len)
 	return buf;
 }
 
-int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
-		     size_t errlen)
+/* decimal_end - where the plain decimal at the start of s ends (digits, one '.' at most); *digits how many. */
+static const char *decimal_end(const char *s, int *digits)
 {
-	const char *p = s;
-	int digits = 0, dots = 0;
-	double v, mult = 1;
-	char words[32];
+	int dots = 0;
 
-	for (; *p; p++) {
-		if (*p >= '0' && *p <= '9')
-			digits++;
-		else if (*p == '.' && !dots)
+	*digits = 0;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			(*digits)++;
+		else if (*s == '.' && !dots)
 			dots++;
 		else
 			break;
 	}
-	if (s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.'))
+	return s;
+}
+
+/* negative - s is a negative number ("-5", "-.5"), not merely text starting with '-'. */
+static bool negative(const char *s)
+{
+	return s[0] == '-' && s[1] && ((s[1] >= '0' && s[1] <= '9') || s[1] == '.');
+}
+
+int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
+		     size_t errlen)
+{
+	int digits;
+	const char *p = decimal_end(s, &digits);
+	double v, mult = 1;
+	char words[32];
+
+	if (negative(s))
 		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
 	/* fio's time units: none or s seconds, ms, m minutes, h hours */
 	if (!strcmp(p, "ms"))
@@ -138,6 +153,31 @@ int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, 
 		return tool_fail(err, errlen, "%s %s: at most %s", name, s, seconds_text(max, words, sizeof(words)));
 	if (v == 0 && !zero_ok)
 		return tool_fail(err, errlen, "%s %s: must be more than 0 seconds", name, s);
+	*out = v;
+	return 0;
+}
+
+int tool_opt_rate(const char *name, const char *s, double max, double *out, char *err, size_t errlen)
+{
+	int digits;
+	const char *p = decimal_end(s, &digits);
+	double v, mult = 1;
+
+	if (negative(s))
+		return tool_fail(err, errlen, "%s %s: must not be negative", name, s);
+	if (!strcmp(p, "k"))
+		mult = 1e3;
+	else if (!strcmp(p, "M"))
+		mult = 1e6;
+	else if (*p)
+		digits = 0;
+	if (!digits)
+		return tool_fail(err, errlen, "%s %s: not a rate (per second, e.g. 2000, 2.5k or 1M)", name, s);
+	v = strtod(s, NULL) * mult;
+	if (v <= 0)
+		return tool_fail(err, errlen, "%s %s: must be more than 0 per second", name, s);
+	if (v > max)
+		return tool_fail(err, errlen, "%s %s: at most %.0f per second", name, s, max);
 	*out = v;
 	return 0;
 }

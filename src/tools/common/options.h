@@ -38,6 +38,12 @@ int tool_opt_size(const char *name, const char *s, uint64_t max, uint32_t *out, 
 int tool_opt_seconds(const char *name, const char *s, bool zero_ok, double max, double *out, char *err,
 		     size_t errlen);
 /*
+ * tool_opt_rate - a rate per second: a plain decimal ("2000", "2.5") with an optional
+ * k (thousand) or M (million) suffix, decimal as rates are ("20k" is 20000, unlike
+ * a size's k), more than 0 and at most max.
+ */
+int tool_opt_rate(const char *name, const char *s, double max, double *out, char *err, size_t errlen);
+/*
  * tool_opt_choice - the index of s in the NULL-terminated list names, else -EINVAL
  * with "--format x: must be table, json or csv".
  */

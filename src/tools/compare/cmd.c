@@ -7,6 +7,7 @@
  * bed on every exit path (Ctrl-C included). Not root: loopback, said plainly.
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +32,12 @@ static const char *const default_modes[] = {
 	"epoll:napi,usecs=64,budget=8",
 	"epoll:napi,usecs=64,budget=8,prefer",
 	"epoll:spin",
-	"epoll:hybrid,period=100",
+	"epoll:hybrid",
 	"epoll:suspend",
 	"uring:block",
 	"uring:napi,usecs=64",
 	"uring:spin",
-	"uring:hybrid,period=100",
+	"uring:hybrid",
 	"uring:sqpoll,napi=64",
 };
 
@@ -132,6 +133,37 @@ static int parse_flows(const struct opt_spec *sp, const char *name, const char *
 	return 0;
 }
 
+/* --rates "10k,50k,max": offered loads, each a cell per mode and flows; max is the closed loop. */
+static int parse_rates(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	struct cmp_opts *o = base;
+	char buf[sizeof(o->rates_text)], *save = NULL, *tok;
+	double rate;
+
+	if (strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	o->nrates = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (o->nrates == CMP_MAX_RATES)
+			return tool_fail(err, errlen, "%s %s: at most %d rates", name, v, CMP_MAX_RATES);
+		if (!strcmp(tok, "max"))
+			rate = 0;
+		else if (tool_opt_rate(name, tok, RR_MAX_RATE, &rate, err, errlen))
+			return -EINVAL;
+		for (int i = 0; i < o->nrates; i++)
+			if (o->rates[i] == rate)
+				return tool_fail(err, errlen, "%s %s: %s is listed twice", name, v, tok);
+		o->rates[o->nrates++] = rate;
+	}
+	snprintf(o->rates_text, sizeof(o->rates_text), "%s", v);
+	o->rates_given = true;
+	return 0;
+}
+
 /* --cpus: a per-thread list in every other command; compare pins two sides. */
 static int refuse_cpus(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		       size_t errlen)
@@ -173,6 +205,9 @@ static const struct opt_spec cmp_specs[] = {
 	  .arg = "MODE", .help = "the client's end of that pair" },
 	{ .name = "flows", .kind = OPT_CUSTOM, .parse = parse_flows, .arg = "LIST",
 	  .help = "flow counts, e.g. 1,15 (default 1,15)" },
+	{ .name = "rates", .kind = OPT_CUSTOM, .parse = parse_rates, .arg = "LIST",
+	  .help = "offered loads, requests/s over all flows, e.g. 10k,50k,max: every mode at every rate "
+		  "in an open loop (rr --rate, Poisson arrivals), max the closed loop (default max)" },
 	{ .name = "duration", .shortname = 'l', .kind = OPT_SECONDS, CF(duration_s), .max_s = 3600, .arg = "S",
 	  .help = "seconds per cell", .dflt = OPT_DFLT_FIELD },
 	{ .name = "warmup", .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK, CF(warmup_s), .max_s = 600, .arg = "S",
@@ -193,7 +228,8 @@ static const struct opt_spec cmp_specs[] = {
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
-	  .help = "latency percentiles and throughput of every mode" },
+	  .help = "latency percentiles and throughput of every mode; with --rates, P50 and P99 and each "
+		  "side's CPU utilisation against the achieved rate" },
 };
 
 /* The one pair, or the default matrix; then flows against threads. */
@@ -220,6 +256,9 @@ static int cmp_check(void *base, const struct opt_seen *seen, char *err, size_t 
 	}
 	if (!o->nmodes)
 		return tool_fail(err, errlen, "no mode to compare");
+	if (o->nmodes * o->nflows * o->nrates > CMP_MAX_CELLS)
+		return tool_fail(err, errlen, "%d modes x %d flow counts x %d rates: %d cells, at most %d; compare fewer",
+				 o->nmodes, o->nflows, o->nrates, o->nmodes * o->nflows * o->nrates, CMP_MAX_CELLS);
 	for (int i = 0; i < o->nflows; i++)
 		if (o->flows[i] < o->threads)
 			return tool_fail(err, errlen, "--flows %d is fewer than --threads %d", o->flows[i], o->threads);
@@ -255,6 +294,9 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size
 	o->flows[0] = 1;
 	o->flows[1] = 15;
 	o->nflows = 2;
+	o->rates[0] = 0; /* max: the closed loop */
+	o->nrates = 1;
+	snprintf(o->rates_text, sizeof(o->rates_text), "max");
 	o->duration_s = 3;
 	o->warmup_s = 0.5;
 	o->runs = 1;
@@ -290,10 +332,45 @@ static double per_tx(uint64_t v, uint64_t tx)
 	return tx ? (double)v / (double)tx : 0;
 }
 
+/* lat_medians - out[8]: min, mean, P50..P99.99, max in us of each run's histogram (hist_of), medians. */
+static void lat_medians(double out[8], struct rr_result *runs, int n, const struct bp_hist *(*hist_of)(const struct rr_result *))
+{
+	static const double pct[] = { 50, 90, 99, 99.9, 99.99 };
+	double v[CMP_MAX_RUNS];
+
+	for (int k = 0; k < 8; k++) {
+		for (int i = 0; i < n; i++) {
+			const struct bp_hist *h = hist_of(&runs[i]);
+
+			v[i] = k == 0 ? (double)h->min : k == 1 ? bp_hist_mean(h) : k == 7 ? (double)h->max
+			       : (double)bp_hist_percentile(h, pct[k - 2]);
+			v[i] /= 1000.0;
+		}
+		out[k] = median(v, n);
+	}
+}
+
+static const struct bp_hist *hist_due(const struct rr_result *r)
+{
+	return &r->hist;
+}
+
+static const struct bp_hist *hist_send(const struct rr_result *r)
+{
+	return &r->hist_send;
+}
+
+/* util - a side's CPU time over its interval, percent of one CPU (0 for a side not measured: a median input). */
+static double util(const struct evidence *ev, uint64_t cpu_us)
+{
+	double u = ev->valid ? ev_util_pct(cpu_us, ev->interval_ns) : 0;
+
+	return isfinite(u) ? u : 0;
+}
+
 static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 {
 	double v[CMP_MAX_RUNS];
-	static const double pct[] = { 50, 90, 99, 99.9, 99.99 };
 	int best = 0;
 
 	cell->runs = n;
@@ -311,16 +388,9 @@ static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 		if (runs[i].tps <= cell->tps)
 			best = i;
 	cell->transactions = runs[best].transactions;
-	for (int k = 0; k < 8; k++) {
-		for (int i = 0; i < n; i++) {
-			const struct bp_hist *h = &runs[i].hist;
-
-			v[i] = k == 0 ? (double)h->min : k == 1 ? bp_hist_mean(h) : k == 7 ? (double)h->max
-			       : (double)bp_hist_percentile(h, pct[k - 2]);
-			v[i] /= 1000.0;
-		}
-		cell->lat_us[k] = median(v, n);
-	}
+	lat_medians(cell->lat_us, runs, n, hist_due);
+	if (cell->rate > 0)
+		lat_medians(cell->lat_send_us, runs, n, hist_send);
 #define MEDIAN_OF(field, expr)                 \
 	do {                                   \
 		for (int i = 0; i < n; i++) {  \
@@ -336,6 +406,14 @@ static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
 	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? per_tx(r->server.busy_poll_rx, r->transactions) : 0);
 	MEDIAN_OF(syscalls_client_per_tx, per_tx(r->client.syscalls, r->transactions));
 	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? per_tx(r->server.syscalls, r->transactions) : 0);
+	MEDIAN_OF(client_util.user, util(&r->client, r->client.utime_us));
+	MEDIAN_OF(client_util.system, util(&r->client, r->client.stime_us));
+	MEDIAN_OF(client_util.total, util(&r->client, ev_cpu_us(&r->client)));
+	MEDIAN_OF(server_util.user, util(&r->server, r->server.utime_us));
+	MEDIAN_OF(server_util.system, util(&r->server, r->server.stime_us));
+	MEDIAN_OF(server_util.total, util(&r->server, ev_cpu_us(&r->server)));
+	MEDIAN_OF(queued_pct, 100 * per_tx(r->queued, r->transactions));
+	MEDIAN_OF(late_pct, 100 * per_tx(r->late, r->transactions));
 #undef MEDIAN_OF
 	cell->cpu_us_per_tx = cell->client_cpu_us_per_tx + cell->server_cpu_us_per_tx;
 }
@@ -444,23 +522,82 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, b
 	snprintf(ro->mode_text, sizeof(ro->mode_text), "%s", server ? o->server_modes[mi] : o->client_modes[mi]);
 }
 
-static void progress(const struct cmp_opts *o, int done, int total, const char *label, int flows, int run)
+/* rate_text - an offered rate for people: "max" (the closed loop) or "20000/s". */
+static const char *rate_text(double rate, char *buf, size_t len)
+{
+	if (rate > 0)
+		snprintf(buf, len, "%.0f/s", rate);
+	else
+		snprintf(buf, len, "max");
+	return buf;
+}
+
+static void progress(const struct cmp_opts *o, int done, int total, const struct cmp_cell *c, int run)
 {
 	double per_cell = o->duration_s + o->warmup_s + 0.3;
 	double left = per_cell * (double)(total - done);
+	char rt[32];
 
 	if (o->quiet)
 		return;
-	fprintf(stderr, "busypoll compare: [%2d/%d] %-36s flows %-4d", done + 1, total, label, flows);
+	fprintf(stderr, "busypoll compare: [%2d/%d] %-36s flows %-4d", done + 1, total, o->labels[c->mode_idx], c->flows);
+	if (o->nrates > 1 || c->rate > 0)
+		fprintf(stderr, " rate %-9s", rate_text(c->rate, rt, sizeof(rt)));
 	if (o->runs > 1)
 		fprintf(stderr, " run %d/%d", run + 1, o->runs);
 	fprintf(stderr, "  about %.0f s left\n", left);
 }
 
+/*
+ * run_cell - the cell's runs against its mode's server, then the medians of those
+ * that finished. An open loop the mode cannot keep up with (rr's -EOVERFLOW) is a
+ * finding, not a failure: the cell is saturated, with rr's reason.
+ */
+static void run_cell(struct cmp_report *r, struct bed *b, struct rr_server *srv, struct cmp_cell *cell,
+		     struct rr_result *runs, int *done, int total)
+{
+	const struct cmp_opts *o = &r->opts;
+	int n = 0, mi = cell->mode_idx;
+	char err[512];
+
+	for (int run = 0; run < o->runs && !*stop_requested; run++) {
+		struct rr_opts co;
+		int ret;
+
+		progress(o, (*done)++, total, cell, run);
+		cell_rr_opts(o, &co, mi, false);
+		co.flows = cell->flows;
+		co.rate = cell->rate;
+		co.port = rr_server_port(srv);
+		snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
+		bed_enter(b, 0);
+		ret = rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err));
+		bed_leave(b);
+		if (ret) {
+			cell->saturated = ret == -EOVERFLOW;
+			cell->failed = !cell->saturated;
+			snprintf(cell->error, sizeof(cell->error), "%s", err);
+			*done += o->runs - run - 1;
+			break;
+		}
+		if (runs[n].interrupted)
+			break;
+		n++;
+	}
+	if (!n)
+		return;
+	/* the runs before a failure stay; the cell still says it failed */
+	cell_fill(cell, runs, n);
+	cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
+	cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
+	cell->proof_missing = (cell->busy_poll_mode_client && cell->bprx_client_per_tx < CMP_PROOF_MIN) ||
+			      (cell->busy_poll_mode_server && cell->bprx_server_per_tx < CMP_PROOF_MIN);
+}
+
 static int run_matrix(struct cmp_report *r, struct bed *b)
 {
 	const struct cmp_opts *o = &r->opts;
-	int total = o->nmodes * o->nflows * o->runs, done = 0;
+	int total = o->nmodes * o->nflows * o->nrates * o->runs, done = 0;
 	struct rr_result *runs = calloc((size_t)o->runs, sizeof(*runs));
 
 	if (!runs)
@@ -474,52 +611,28 @@ static int run_matrix(struct cmp_report *r, struct bed *b)
 		cell_rr_opts(o, &so, mi, true);
 		so.port = b->up ? CMP_PORT : 0;
 		snprintf(so.host, sizeof(so.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
-		if (bed_enter(b, 1))
+		if (bed_enter(b, 1)) {
+			free(runs);
 			return -errno;
+		}
 		ret = rr_server_start(&so, &srv, err, sizeof(err));
 		bed_leave(b);
 		for (int fi = 0; fi < o->nflows && !*stop_requested; fi++) {
-			struct cmp_cell *cell = &r->cells[r->ncells++];
-			int n = 0;
+			for (int ri = 0; ri < o->nrates && !*stop_requested; ri++) {
+				struct cmp_cell *cell = &r->cells[r->ncells++];
 
-			cell->mode_idx = mi;
-			cell->flows = o->flows[fi];
-			if (ret) {
-				cell->failed = true;
-				snprintf(cell->error, sizeof(cell->error), "server: %.400s", err);
-				done += o->runs;
-				continue;
-			}
-			for (int run = 0; run < o->runs && !*stop_requested; run++) {
-				struct rr_opts co;
-
-				progress(o, done++, total, o->labels[mi], cell->flows, run);
-				cell_rr_opts(o, &co, mi, false);
-				co.flows = cell->flows;
-				co.port = rr_server_port(srv);
-				snprintf(co.host, sizeof(co.host), "%s", b->up ? b->tb.addr[1] : "127.0.0.1");
-				bed_enter(b, 0);
-				if (rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err))) {
+				cell->mode_idx = mi;
+				cell->flows = o->flows[fi];
+				cell->rate = o->rates[ri];
+				if (ret) {
 					cell->failed = true;
-					snprintf(cell->error, sizeof(cell->error), "%s", err);
-					bed_leave(b);
-					break;
+					snprintf(cell->error, sizeof(cell->error), "server: %.400s", err);
+					done += o->runs;
+					continue;
 				}
-				bed_leave(b);
-				if (runs[n].interrupted)
-					break;
-				n++;
-			}
-			if (n) {
-				/* the runs before a failure stay; the cell still says it failed */
-				cell_fill(cell, runs, n);
-				cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
-				cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
-				cell->proof_missing =
-					(cell->busy_poll_mode_client && cell->bprx_client_per_tx < CMP_PROOF_MIN) ||
-					(cell->busy_poll_mode_server && cell->bprx_server_per_tx < CMP_PROOF_MIN);
-			} else if (!cell->failed) {
-				r->ncells--; /* interrupted before anything was measured */
+				run_cell(r, b, srv, cell, runs, &done, total);
+				if (!cell->runs && !cell->failed && !cell->saturated)
+					r->ncells--; /* interrupted before anything was measured */
 			}
 		}
 		if (!ret)
@@ -551,7 +664,8 @@ static void baselines(struct cmp_report *r)
 		for (int j = 0; j < r->ncells; j++) {
 			const struct cmp_cell *b = &r->cells[j];
 
-			if (b->mode_idx != 0 || b->flows != c->flows || b->failed || c->failed || !b->tps)
+			if (b->mode_idx != 0 || b->flows != c->flows || b->rate != c->rate || b->failed || c->failed ||
+			    !c->runs || !b->tps)
 				continue;
 			c->have_baseline = true;
 			c->d_tps_pct = (c->tps / b->tps - 1) * 100;

@@ -15,6 +15,8 @@
 #define CMP_MAX_MODES 32
 #define CMP_MAX_FLOWS 16
 #define CMP_MAX_RUNS 25
+#define CMP_MAX_RATES 16
+#define CMP_MAX_CELLS 1024         /* modes x flows x rates */
 #define CMP_MAX_NAPI 8
 /* Below this many BusyPollRxPackets per transaction, busy polling did not really run. */
 #define CMP_PROOF_MIN 0.01
@@ -31,6 +33,11 @@ struct cmp_opts {
 	char one_client_text[OPT_MODE_TEXT], one_server_text[OPT_MODE_TEXT];
 	int flows[CMP_MAX_FLOWS];
 	int nflows;
+	/* offered loads, each a cell per mode and flows: requests/s (rr --rate), 0 = max (the closed loop) */
+	double rates[CMP_MAX_RATES];
+	int nrates;
+	char rates_text[256];      /* --rates as given ("max" by default) */
+	bool rates_given;          /* --rates: the plot draws against the achieved rate */
 	double duration_s, warmup_s;
 	int runs;
 	int threads;
@@ -43,15 +50,25 @@ struct cmp_opts {
 	int nskipped;
 };
 
-/* One (mode pair, flows) cell: medians over its runs. */
+/* Utilisation of one side, percent of one CPU (medians). */
+struct cmp_util {
+	double user, system, total;
+};
+
+/* One (mode pair, flows, offered rate) cell: medians over its runs. */
 struct cmp_cell {
 	int mode_idx;
 	int flows;
+	double rate;               /* offered requests/s; 0: max, the closed loop */
 	int runs;                  /* completed */
 	bool failed;
+	bool saturated;            /* an open loop the mode could not keep up with (not a failure) */
 	char error[512];
-	double tps, tps_min, tps_max;
-	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians */
+	double tps, tps_min, tps_max; /* achieved */
+	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians; open loop: from due */
+	double lat_send_us[8];     /* open loop: the same from each request's send */
+	double queued_pct, late_pct; /* open loop: requests that waited for their flow; sent late otherwise */
+	struct cmp_util client_util, server_util;
 	double cpu_us_per_tx;      /* client + server, user + system */
 	double client_cpu_us_per_tx, server_cpu_us_per_tx;
 	double bprx_client_per_tx, bprx_server_per_tx;
@@ -59,7 +76,7 @@ struct cmp_cell {
 	uint64_t transactions;     /* of the median run */
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
-	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows */
+	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */
 	bool have_baseline;
 };
 
@@ -73,7 +90,7 @@ struct cmp_napi {
 
 struct cmp_report {
 	struct cmp_opts opts;
-	struct cmp_cell cells[CMP_MAX_MODES * CMP_MAX_FLOWS];
+	struct cmp_cell cells[CMP_MAX_CELLS];
 	int ncells;
 	bool interrupted;
 	char path[160];            /* "veth test bed bp-x-a <-> bp-x-b" or "loopback" */
@@ -89,9 +106,19 @@ struct cmp_report {
 const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */
 void compare_print(FILE *out, const struct cmp_report *r);
-/* compare_plot - an SVG: latency percentiles of every mode on one chart per flow count,
- * throughput beside it. Returns 0 or -errno (message in err). */
+/*
+ * compare_plot - an SVG, one row per flow count: without --rates the latency
+ * percentiles of every mode on one chart, throughput beside it; with --rates P50
+ * and P99 against the achieved rate, and each side's CPU utilisation against it.
+ * Returns 0 or -errno (message in err).
+ */
 int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t errlen);
+
+/*
+ * plot_rate_row - with --rates, the plot's row for one flow count at y0 (plot_rate.c):
+ * P50 and P99 against the achieved rate, and each side's CPU utilisation against it.
+ */
+void plot_rate_row(FILE *f, const struct cmp_report *r, int flows, int y0);
 
 int cmd_compare(int argc, char **argv);
 

@@ -36,10 +36,19 @@ static const char *proof_reason(const struct cmp_report *r, const struct cmp_cel
 		return "loopback has no NAPI to poll";
 	if ((cm->policy == BP_POLICY_SUSPEND && !cm->busy_usecs) || (sm->policy == BP_POLICY_SUSPEND && !sm->busy_usecs))
 		return "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so the "
-		       "interrupt path takes the packets; give the mode usecs=64";
+		       "interrupt path takes the packets; give the mode usecs=30 (its default)";
 	if (c->flows > r->opts.threads)
 		return "with several flows per thread the wait finds work ready and rarely needs to busy poll";
 	return "";
+}
+
+/* offered_text - the cell's offered rate: "max" (the closed loop) or requests/s. */
+static void offered_text(const struct cmp_cell *c, char *buf, size_t len)
+{
+	if (c->rate > 0)
+		snprintf(buf, len, "%.0f", c->rate);
+	else
+		snprintf(buf, len, "max");
 }
 
 static void pct_text(char *buf, size_t len, bool have, double pct)
@@ -65,6 +74,10 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 		     "unless shown\n",
 		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
 		o->runs > 1 ? " (medians; tx/s spread is min..max)" : "");
+	if (o->rates_given)
+		fprintf(out, "  offered rates %s: requests/s over all flows in an open loop (Poisson arrivals, latency "
+			     "from when each request was due), max the closed loop\n",
+			o->rates_text);
 	fprintf(out, "  net.core.busy_poll %d, net.core.busy_read %d\n", r->sysctl_busy_poll, r->sysctl_busy_read);
 	for (int i = 0; i < r->nnapi; i++) {
 		const struct cmp_napi *n = &r->napi[i];
@@ -98,30 +111,33 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			width = (int)strlen(label);
 	}
 	print_settings(out, r);
-	fprintf(out, "\n%-*s %5s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s  %s\n", width, "mode", "flows", "tx/s", "vs base",
-		"P50 us", "P90", "P99", "P99.9", "P99.99", "P50 vs", "P99 vs", "CPU us/tx", "BusyPollRx/tx client/server");
+	fprintf(out, "\n%-*s %5s %9s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s %11s  %s\n", width, "mode", "flows",
+		"offered", "tx/s", "vs base", "P50 us", "P90", "P99", "P99.9", "P99.99", "P50 vs", "P99 vs", "CPU us/tx",
+		"CPU % c/s", "BusyPollRx/tx client/server");
 	for (int i = 0; i < r->ncells; i++) {
 		const struct cmp_cell *c = &r->cells[i];
-		char label[300], dt[16], d50[16], d99[16];
+		char label[300], dt[16], d50[16], d99[16], rt[32];
 
 		mode_label(r, c, label, sizeof(label));
-		if (c->failed && !c->runs) {
-			fprintf(out, "%-*s %5d  failed: %s\n", width, label, c->flows, c->error);
+		offered_text(c, rt, sizeof(rt));
+		if ((c->failed || c->saturated) && !c->runs) {
+			fprintf(out, "%-*s %5d %9s  %s: %s\n", width, label, c->flows, rt,
+				c->saturated ? "saturated" : "failed", c->error);
 			continue;
 		}
 		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx, c->d_tps_pct);
 		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
 		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
-		fprintf(out, "%-*s %5d %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f  %5.2f / %-5.2f%s\n", width,
-			label, c->flows, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5], c->lat_us[6],
-			d50, d99, c->cpu_us_per_tx, c->bprx_client_per_tx, c->bprx_server_per_tx,
-			c->proof_missing ? " !" : "");
+		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
+			width, label, c->flows, rt, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5],
+			c->lat_us[6], d50, d99, c->cpu_us_per_tx, c->client_util.total, c->server_util.total,
+			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "");
 		if (r->opts.runs > 1 && c->runs > 1)
 			fprintf(out, "%-*s %5s %10s tx/s spread %.0f..%.0f (%.1f%%) over %d runs\n", width, "", "", "",
 				c->tps_min, c->tps_max, c->tps ? (c->tps_max - c->tps_min) / c->tps * 100 : 0, c->runs);
-		if (c->failed)
-			fprintf(out, "%-*s %5s  failed after %d run%s (their figures above): %s\n", width, "", "", c->runs,
-				c->runs == 1 ? "" : "s", c->error);
+		if (c->failed || c->saturated)
+			fprintf(out, "%-*s %5s  %s after %d run%s (their figures above): %s\n", width, "", "",
+				c->saturated ? "saturated" : "failed", c->runs, c->runs == 1 ? "" : "s", c->error);
 		flags |= c->proof_missing;
 	}
 	if (flags) {
@@ -144,10 +160,34 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				proof_reason(r, c)[0] ? " (" : "", proof_reason(r, c), proof_reason(r, c)[0] ? ")" : "");
 		}
 	}
-	fprintf(out, "\nvs base: change against %s with the same flows (tx/s up is better, latency down is better).\n"
+	fprintf(out, "\nvs base: change against %s with the same flows and offered rate (tx/s up is better, latency "
+		     "down is better).\n"
+		     "offered: requests/s asked for (max: the closed loop, a flow's next request when its answer came); "
+		     "tx/s: achieved.\n"
+		     "CPU %% c/s: each side's CPU time over the interval, percent of one CPU, every thread counted "
+		     "(client/server).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
 		     "busy polling ran.\n",
 		r->opts.client_modes[0]);
+}
+
+/* emit_lat - eight latencies in us as key {min, mean, p50..p99_99, max}, or null. */
+static void emit_lat(struct emit *e, const char *key, const double lat[8], bool is_null)
+{
+	em_begin(e, key, is_null);
+	for (int k = 0; k < 8; k++)
+		em_double(e, lat_names[k], lat[k]);
+	em_end(e);
+}
+
+/* emit_util - a side's utilisation as key {user, system, total}, or null. */
+static void emit_util(struct emit *e, const char *key, const struct cmp_util *u, bool is_null)
+{
+	em_begin(e, key, is_null);
+	em_double(e, "user", u->user);
+	em_double(e, "system", u->system);
+	em_double(e, "total", u->total);
+	em_end(e);
 }
 
 static void emit_cell(struct emit *e, const struct cmp_report *r, const struct cmp_cell *c)
@@ -159,17 +199,26 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_string(e, "client_mode", cm, 128);
 	em_string(e, "server_mode", sm, 128);
 	em_int(e, "flows", c->flows);
+	if (c->rate > 0)
+		em_double(e, "offered_rate", c->rate);
+	else
+		em_null(e, "offered_rate"); /* max: the closed loop */
+	em_bool(e, "closed_loop", !(c->rate > 0));
 	em_int(e, "runs", c->runs);
 	em_bool(e, "failed", c->failed);
+	em_bool(e, "saturated", c->saturated);
 	em_string(e, "error", c->error, sizeof(c->error));
 	em_double(e, "tps", c->tps);
+	em_double(e, "achieved_rate", c->tps);
 	em_double(e, "tps_min", c->tps_min);
 	em_double(e, "tps_max", c->tps_max);
 	em_u64(e, "transactions", c->transactions);
-	em_begin(e, "latency_us", false);
-	for (int k = 0; k < 8; k++)
-		em_double(e, lat_names[k], c->lat_us[k]);
-	em_end(e);
+	emit_lat(e, "latency_us", c->lat_us, false);
+	emit_lat(e, "latency_from_send_us", c->lat_send_us, !(c->rate > 0) || !c->runs);
+	em_double(e, "queued_pct", c->rate > 0 && c->runs ? c->queued_pct : NAN);
+	em_double(e, "late_pct", c->rate > 0 && c->runs ? c->late_pct : NAN);
+	emit_util(e, "client_cpu_util_pct", &c->client_util, !c->runs);
+	emit_util(e, "server_cpu_util_pct", &c->server_util, !c->runs);
 	em_double(e, "cpu_us_per_tx", c->cpu_us_per_tx);
 	em_double(e, "client_cpu_us_per_tx", c->client_cpu_us_per_tx);
 	em_double(e, "server_cpu_us_per_tx", c->server_cpu_us_per_tx);
@@ -222,6 +271,7 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_double(&e, "duration_s", o->duration_s);
 	em_double(&e, "warmup_s", o->warmup_s);
 	em_int(&e, "runs", o->runs);
+	em_string(&e, "rates", o->rates_text, sizeof(o->rates_text));
 	em_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
 	em_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
 	em_end(&e);

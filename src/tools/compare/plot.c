@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll compare --plot: one row per flow count; on the left the latency
- * percentiles P50..P99.99 of every mode on one log-scale chart (one series per
- * mode), on the right the throughput of the same modes as bars, same colours.
- * Plain SVG 1.1, no script, so any browser or xmllint can read it.
+ * busypoll compare --plot: one row per flow count. Closed loop: on the left the
+ * latency percentiles P50..P99.99 of every mode on one log-scale chart (one series
+ * per mode), on the right the throughput of the same modes as bars, same colours.
+ * With --rates each row is plot_rate.c's two charts against the achieved rate.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,35 +11,17 @@
 #include <string.h>
 
 #include "tools/compare/compare.h"
+#include "tools/compare/svg.h"
 
-#define W 1400 /* room for the mode beside each throughput bar */
+#define W SVG_W /* room for the mode beside each throughput bar */
 #define LAT_X 70
 #define LAT_W 520
 #define BAR_X 700
 #define BAR_W 260
-#define PLOT_Y 50
-#define PLOT_H 270
+#define PLOT_Y SVG_PLOT_Y
+#define PLOT_H SVG_PLOT_H
 
-static const char *const palette[] = {
-	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-	"#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939",
-};
 static const char *const pct_names[5] = { "P50", "P90", "P99", "P99.9", "P99.99" };
-
-/* XML text: the mode strings are ours, but escape the five anyway. */
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 static void mode_label(const struct cmp_report *r, int mi, char *buf, size_t len)
 {
@@ -57,11 +39,12 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 	double lo = INFINITY, hi = 0, tmax = 0;
 	int y0 = row * row_height(r);
 	int n = 0;
+	struct svg_axis ax;
 
 	for (int i = 0; i < r->ncells; i++) {
 		const struct cmp_cell *c = &r->cells[i];
 
-		if (c->flows != flows || c->failed)
+		if (c->flows != flows || c->failed || !c->runs)
 			continue;
 		n++;
 		for (int k = 2; k <= 6; k++) {
@@ -76,10 +59,7 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 	if (!n)
 		return;
 	/* Whole decades, so the gridlines read 1, 10, 100, 1000 us. */
-	lo = pow(10, floor(log10(lo)));
-	hi = pow(10, ceil(log10(hi)));
-	if (hi <= lo)
-		hi = lo * 10;
+	svg_axis_log(&ax, lo, hi, true, PLOT_Y, PLOT_H);
 
 	fprintf(f, "<g class=\"row\" data-flows=\"%d\" transform=\"translate(0,%d)\">\n", flows, y0);
 	fprintf(f, "<text x=\"%d\" y=\"30\" font-size=\"16\" font-weight=\"bold\">%d flow%s: latency percentiles "
@@ -89,38 +69,27 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 	/* latency axes */
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", LAT_X,
 		PLOT_Y, LAT_W, PLOT_H);
-	for (double d = lo; d <= hi * 1.0001; d *= 10) {
-		double y = PLOT_Y + PLOT_H - (log10(d) - log10(lo)) / (log10(hi) - log10(lo)) * PLOT_H;
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", LAT_X, y,
-			LAT_X + LAT_W, y);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%.0f</text>\n",
-			LAT_X - 6, y + 4, d);
-	}
+	svg_grid(f, &ax, LAT_X, LAT_W);
 	for (int k = 0; k < 5; k++)
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
 			LAT_X + (k + 0.5) * LAT_W / 5.0, PLOT_Y + PLOT_H + 18, pct_names[k]);
 	/* one series per mode */
 	for (int i = 0, s = 0; i < r->ncells; i++) {
 		const struct cmp_cell *c = &r->cells[i];
-		const char *color = palette[c->mode_idx % (int)(sizeof(palette) / sizeof(palette[0]))];
+		const char *color = svg_color(c->mode_idx);
 		char label[300];
 
-		if (c->flows != flows || c->failed)
+		if (c->flows != flows || c->failed || !c->runs)
 			continue;
 		mode_label(r, c->mode_idx, label, sizeof(label));
 		fputs("<g class=\"series\" data-mode=\"", f);
-		xml_text(f, label);
+		svg_text(f, label);
 		fprintf(f, "\" data-flows=\"%d\">\n<title>", flows);
-		xml_text(f, label);
+		svg_text(f, label);
 		fputs("</title>\n<polyline fill=\"none\" stroke-width=\"2\" stroke=\"", f);
 		fprintf(f, "%s\" points=\"", color);
-		for (int k = 0; k < 5; k++) {
-			double v = c->lat_us[k + 2] > lo ? c->lat_us[k + 2] : lo;
-			double y = PLOT_Y + PLOT_H - (log10(v) - log10(lo)) / (log10(hi) - log10(lo)) * PLOT_H;
-
-			fprintf(f, "%.1f,%.1f ", LAT_X + (k + 0.5) * LAT_W / 5.0, y);
-		}
+		for (int k = 0; k < 5; k++)
+			fprintf(f, "%.1f,%.1f ", LAT_X + (k + 0.5) * LAT_W / 5.0, svg_pos(&ax, c->lat_us[k + 2]));
 		fputs("\"/>\n", f);
 		/* throughput bar, same colour */
 		{
@@ -145,17 +114,13 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 			if (c->runs > 1)
 				fprintf(f, " (%.0f..%.0f)", c->tps_min, c->tps_max);
 			fputs(" ", f);
-			xml_text(f, label);
+			svg_text(f, label);
 			fputs("</text>\n", f);
 		}
 		/* legend entry under the charts */
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
-			LAT_X + (s % 3) * 330, PLOT_Y + PLOT_H + 28 + (s / 3) * 14, color);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">", LAT_X + (s % 3) * 330 + 14,
-			PLOT_Y + PLOT_H + 37 + (s / 3) * 14);
-		xml_text(f, label);
-		fputs(c->proof_missing ? " (!: no busy-poll proof)" : "", f);
-		fputs("</text>\n</g>\n", f);
+		svg_legend(f, s, LAT_X, PLOT_Y + PLOT_H + 28, color, label,
+			   c->proof_missing ? " (!: no busy-poll proof)" : "");
+		fputs("</g>\n", f);
 		s++;
 	}
 	fputs("</g>\n", f);
@@ -176,11 +141,14 @@ int compare_plot(const char *path, const struct cmp_report *r, char *err, size_t
 		W, rows * row_height(r) + 30);
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<title>busypoll compare</title>\n");
 	for (int i = 0; i < rows; i++)
-		plot_row(f, r, r->opts.flows[i], i);
+		if (r->opts.rates_given)
+			plot_rate_row(f, r, r->opts.flows[i], i * row_height(r));
+		else
+			plot_row(f, r, r->opts.flows[i], i);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">", LAT_X, rows * row_height(r) + 14);
-	xml_text(f, r->path);
+	svg_text(f, r->path);
 	fprintf(f, "; kernel ");
-	xml_text(f, r->kernel);
+	svg_text(f, r->kernel);
 	{
 		char cb[256], sb[256];
 

@@ -3,12 +3,23 @@
  * busypoll rr client: F flows over T loop threads, one outstanding request per
  * flow. Each thread is a worker of the shared run driver (tools/common/run.h):
  * connect (hello/ack) -> ready -> warm-up -> measure -> drain; it keeps its own
- * histogram and counters and moves between phases on its own timers, so the hot
+ * histograms and counters and moves between phases on its own timers, so the hot
  * path shares nothing with other threads. The main thread drives the run: the
  * control session's START and STOP on the interval's edges, progress lines.
+ *
+ * Closed loop (the default): a flow sends its next request when the answer came.
+ * Open loop (--rate): each thread's share of the rate is a schedule of due times
+ * (tools/rr/sched.h) kept by one engine timer; a request due on a busy flow waits
+ * for that answer, and its latency counts from when it was due (coordinated
+ * omission free), beside the latency from when it went out. The timer is the
+ * loop's own, so the mode decides how the thread waits for it: a spinning loop
+ * polls up to the due time, a blocking one sleeps in epoll_pwait2 or
+ * io_uring_enter with a ns timeout, with this thread's timer slack set to 1 ns
+ * (the kernel's default 50 us would let every wake-up come that late).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -16,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -27,6 +39,7 @@
 #include "tools/common/control.h"
 #include "tools/common/run.h"
 #include "tools/rr/rr.h"
+#include "tools/rr/sched.h"
 #include "tools/common/options.h"
 
 #define CONTROL_TIMEOUT_MS 5000
@@ -46,7 +59,10 @@ struct rr_cflow {
 	uint32_t id;
 	enum cflow_state state;
 	uint32_t got;
-	uint64_t t_send;
+	uint64_t t_send;         /* when the outstanding request went out (a UDP resend: again) */
+	uint64_t t_due;          /* when it was due (closed loop: when it went out) */
+	uint64_t lag_ns;         /* open loop: how long after it was due it first went out */
+	bool waited;             /* open loop: it waited for the flow's previous answer */
 };
 
 
@@ -65,6 +81,13 @@ struct rr_cthread {
 	uint64_t total;          /* every completed transaction, all phases */
 	uint64_t udp_lost;
 	struct bp_timer t_udp;
+	/* open loop (--rate) */
+	bool open;
+	struct rr_sched sched;   /* this thread's share of the rate */
+	struct bp_timer t_sched; /* at the next due request */
+	uint64_t limit;          /* this thread's share of --max-outstanding */
+	struct bp_hist *hist_send, *hist_lag; /* latency from the send; send minus due */
+	uint64_t queued, late, peak; /* measured: waited for their flow; late otherwise; most outstanding */
 };
 
 struct rr_client {
@@ -108,7 +131,8 @@ static void thread_fail(struct rr_cthread *t, const char *fmt, ...)
 
 /* ---- flows ---- */
 
-static void flow_send_request(struct rr_cflow *f)
+/* flow_send - the flow's request on the wire now (a new one, or a UDP resend of the same). */
+static void flow_send(struct rr_cflow *f)
 {
 	struct rr_cthread *t = f->t;
 
@@ -120,6 +144,18 @@ static void flow_send_request(struct rr_cflow *f)
 		thread_fail(t, "send to %s: %s", t->cl->addr_text, bp_last_error());
 }
 
+/*
+ * flow_request - the flow's next request, due at due_ns (0: now, the closed loop);
+ * waited: it waited for the flow's previous answer.
+ */
+static void flow_request(struct rr_cflow *f, uint64_t due_ns, bool waited)
+{
+	flow_send(f);
+	f->t_due = due_ns ? due_ns : f->t_send;
+	f->lag_ns = f->t_send > f->t_due ? f->t_send - f->t_due : 0;
+	f->waited = waited;
+}
+
 /* May this thread start another transaction now? */
 static bool thread_may_send(struct rr_cthread *t)
 {
@@ -129,6 +165,29 @@ static bool thread_may_send(struct rr_cthread *t)
 	    atomic_load_explicit(&t->cl->remaining, memory_order_relaxed) <= 0)
 		return false;
 	return true;
+}
+
+/* record_open - a measured open-loop transaction's latency from its send, its lag, how it went out. */
+static void record_open(struct rr_cthread *t, const struct rr_cflow *f, uint64_t now)
+{
+	bp_hist_record(t->hist_send, now - f->t_send);
+	bp_hist_record(t->hist_lag, f->lag_ns);
+	if (f->waited)
+		t->queued++;
+	else if (f->lag_ns > RR_LATE_NS)
+		t->late++;
+}
+
+/* flow_next - open loop: the flow's oldest waiting request goes out now, if there is one. */
+static void flow_next(struct rr_cflow *f)
+{
+	struct rr_cthread *t = f->t;
+	uint64_t due;
+
+	if (thread_may_send(t) && rr_sched_pop(&t->sched, (uint32_t)(f - t->flows), &due))
+		flow_request(f, due, true);
+	else
+		thread_check_done(t);
 }
 
 static void flow_complete(struct rr_cflow *f)
@@ -151,7 +210,9 @@ static void flow_complete(struct rr_cflow *f)
 			last = left <= 1;
 		}
 		if (count) {
-			bp_hist_record(t->hist, now - f->t_send);
+			bp_hist_record(t->hist, now - f->t_due);
+			if (t->open)
+				record_open(t, f, now);
 			atomic_store_explicit(&t->measured,
 					      atomic_load_explicit(&t->measured, memory_order_relaxed) + 1,
 					      memory_order_relaxed);
@@ -159,8 +220,10 @@ static void flow_complete(struct rr_cflow *f)
 		if (last)
 			run_worker_end(&t->w);
 	}
-	if (thread_may_send(t))
-		flow_send_request(f);
+	if (t->open)
+		flow_next(f);
+	else if (thread_may_send(t))
+		flow_request(f, 0, false);
 	else
 		thread_check_done(t);
 }
@@ -291,11 +354,78 @@ static void udp_scan(struct bp_loop *loop, void *arg)
 		if (f->state == CF_BUSY && now - f->t_send > UDP_RESEND_NS) {
 			t->udp_lost++;
 			t->busy--;
-			flow_send_request(f);
+			flow_send(f);
 		}
 	}
 	if (t->w.phase != RUN_DONE && t->w.phase != RUN_FAILED)
 		bp_timer_start(loop, &t->t_udp, UDP_SCAN_US, udp_scan, t);
+}
+
+/* ---- the open loop's schedule ---- */
+
+static void sched_due(struct bp_loop *loop, void *arg);
+
+/*
+ * sched_arm - the timer at the next due request, from the clock now (the sends just
+ * made took microseconds). The engine's timers take whole microseconds: rounded
+ * down, so it is never late, at most 1 us early, and then sched_due finds nothing
+ * due yet and asks again with 0 (the next pass).
+ */
+static void sched_arm(struct rr_cthread *t)
+{
+	uint64_t next = t->sched.next_ns, now = bp_now_ns();
+
+	bp_timer_start(t->loop, &t->t_sched, next > now ? (next - now) / 1000 : 0, sched_due, t);
+}
+
+/* overloaded - more requests due and unanswered than the thread's share of --max-outstanding. */
+static void overloaded(struct rr_cthread *t, uint64_t outstanding)
+{
+	const struct rr_opts *o = t->cl->o;
+
+	char where[64] = "";
+
+	if (o->threads > 1)
+		snprintf(where, sizeof(where), " on thread %d (its share: %llu)", t->idx, (unsigned long long)t->limit);
+	run_worker_fail(&t->w, -EOVERFLOW,
+			"--rate %g: %llu requests due and not answered%s, more than --max-outstanding %llu: the "
+			"server cannot keep up, or --flows %d is too few (a flow has one request in flight at a "
+			"time); lower --rate, add --flows, or raise --max-outstanding",
+			o->rate, (unsigned long long)outstanding, where, (unsigned long long)rr_max_outstanding(o),
+			o->flows);
+}
+
+/* sched_issue - the request due at due_ns on flow f: out now, or waiting for f's answer. */
+static void sched_issue(struct rr_cthread *t, struct rr_cflow *f, uint64_t due_ns)
+{
+	uint64_t outstanding = t->busy + rr_sched_waiting(&t->sched) + 1;
+
+	if (outstanding > t->limit) {
+		overloaded(t, outstanding);
+		return;
+	}
+	if (t->w.phase == RUN_MEASURE && outstanding > t->peak)
+		t->peak = outstanding;
+	if (f->state == CF_IDLE)
+		flow_request(f, due_ns, false);
+	else if (rr_sched_push(&t->sched, (uint32_t)(f - t->flows), due_ns))
+		overloaded(t, outstanding); /* the pool holds limit requests: not reached */
+}
+
+/* sched_due - on the timer: every request due by now goes out or waits; then the timer again. */
+static void sched_due(struct bp_loop *loop, void *arg)
+{
+	struct rr_cthread *t = arg;
+	uint64_t now = bp_now_ns();
+
+	(void)loop;
+	while (thread_may_send(t) && t->sched.next_ns <= now) {
+		uint64_t due = t->sched.next_ns;
+
+		sched_issue(t, &t->flows[rr_sched_take(&t->sched)], due);
+	}
+	if (thread_may_send(t))
+		sched_arm(t);
 }
 
 /* ---- thread set-up and the go signal ---- */
@@ -309,6 +439,9 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 	t->w.loop = loop;
 	bp_loop_set_data(loop, t);
 	ev_name_thread("rr-client", t->idx);
+	/* the schedule's timer is this thread's wait timeout: let the kernel end it on time */
+	if (t->open && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) < 0)
+		return bp_set_last_error(-errno, "prctl(PR_SET_TIMERSLACK): %s", strerror(errno));
 	for (int i = 0; i < t->nflows; i++) {
 		struct rr_cflow *f = &t->flows[i];
 		int ret = bp_conn_connect(loop, (struct sockaddr *)&cl->addr, cl->addrlen,
@@ -327,20 +460,35 @@ static int cthread_setup(struct bp_loop *loop, void *arg)
 
 /* ---- the run's hooks ---- */
 
-/* rr_start - the go (on the thread): every idle flow sends its first request. */
+/*
+ * rr_start - the go (on the thread): every idle flow sends its first request; open
+ * loop: the schedule starts now, fixed arrivals staggered by thread (thread i one
+ * i-th of the whole run's gap later) so that the threads' requests interleave.
+ */
 static void rr_start(struct run_worker *w)
 {
 	struct rr_cthread *t = (struct rr_cthread *)w;
 
+	if (t->open) {
+		double first = t->sched.poisson ? 0 : t->idx * 1e9 / t->cl->o->rate;
+
+		rr_sched_start(&t->sched, bp_now_ns(), first);
+		sched_due(t->loop, t);
+		return;
+	}
 	for (int i = 0; i < t->nflows; i++)
 		if (t->flows[i].state == CF_IDLE && thread_may_send(t))
-			flow_send_request(&t->flows[i]);
+			flow_request(&t->flows[i], 0, false);
 }
 
-/* rr_idle - no request outstanding: the drain is over. */
+/* rr_idle - no request outstanding: the drain is over (requests still waiting are not sent). */
 static bool rr_idle(struct run_worker *w)
 {
-	return ((struct rr_cthread *)w)->busy == 0;
+	struct rr_cthread *t = (struct rr_cthread *)w;
+
+	if (t->open && t->busy == 0)
+		bp_timer_stop(t->loop, &t->t_sched);
+	return t->busy == 0;
 }
 
 /* ---- control session (blocking, on the main thread) ---- */
@@ -505,6 +653,13 @@ static void fill_side(struct rr_result *res, struct rr_client *cl, struct run *r
 		res->transactions += atomic_load(&t->measured);
 		res->udp_lost += t->udp_lost;
 		bp_hist_merge(&res->hist, t->hist);
+		if (t->open) {
+			bp_hist_merge(&res->hist_send, t->hist_send);
+			bp_hist_merge(&res->hist_lag, t->hist_lag);
+			res->queued += t->queued;
+			res->late += t->late;
+			res->outstanding_peak += t->peak;
+		}
 	}
 	run_add_evidence(r, c);
 	if (r->edge_end)
@@ -521,6 +676,33 @@ static void napi_teardown(struct bp_loop *loop, void *arg)
 
 	for (size_t i = 0; i < n; i++)
 		ev_add_napi(c, ids[i]);
+}
+
+/*
+ * open_setup - an open-loop thread's share of the rate and of --max-outstanding
+ * (each at least one per flow), its schedule, its two more histograms.
+ */
+static int open_setup(struct rr_client *cl, struct rr_cthread *t, char *err, size_t errlen)
+{
+	const struct rr_opts *o = cl->o;
+	double share = (double)t->nflows / o->flows;
+	uint64_t limit = (uint64_t)ceil((double)rr_max_outstanding(o) * share);
+
+	t->open = true;
+	t->limit = limit > (uint64_t)t->nflows ? limit : (uint64_t)t->nflows;
+	if (t->limit >= RR_SCHED_NONE)
+		t->limit = RR_SCHED_NONE - 1;
+	t->hist_send = malloc(sizeof(*t->hist_send));
+	t->hist_lag = malloc(sizeof(*t->hist_lag));
+	if (!t->hist_send || !t->hist_lag ||
+	    rr_sched_init(&t->sched, o->rate * share, o->arrivals == RR_ARRIVALS_POISSON, (uint32_t)t->nflows,
+			  (uint32_t)t->limit, cl->run_id ^ (uint64_t)(t->idx + 1) * 0x9e3779b97f4a7c15ull)) {
+		snprintf(err, errlen, "out of memory for the schedule of %llu requests", (unsigned long long)t->limit);
+		return -ENOMEM;
+	}
+	bp_hist_init(t->hist_send);
+	bp_hist_init(t->hist_lag);
+	return 0;
 }
 
 /* start_threads - one loop thread per worker, each connecting its flows. */
@@ -546,6 +728,11 @@ static int start_threads(struct rr_client *cl, int *started, char *err, size_t e
 		for (int j = 0; j < t->nflows; j++) {
 			t->flows[j].t = t;
 			t->flows[j].id = (uint32_t)(lo + j);
+		}
+		if (o->rate > 0) {
+			ret = open_setup(cl, t, err, errlen);
+			if (ret)
+				return ret;
 		}
 		ret = bp_loop_thread_start(&t->lt, &o->mode, o->ncpus ? o->cpus[i % o->ncpus] : -1, cthread_setup, t);
 		if (ret) {
@@ -602,6 +789,10 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	memset(res, 0, sizeof(*res));
 	res->opts = *o;
 	bp_hist_init(&res->hist);
+	bp_hist_init(&res->hist_send);
+	bp_hist_init(&res->hist_lag);
+	if (o->rate > 0)
+		res->max_outstanding = rr_max_outstanding(o);
 	if (uname(&un) == 0)
 		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
 	if (tool_read_net_sysctl("busy_poll", &res->sysctl_busy_poll))
@@ -630,7 +821,8 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	r->duration_s = o->duration_s;
 	r->interval_s = o->interval_s;
 	r->ready_timeout_ns = READY_TIMEOUT_NS;
-	r->stall_ns = STALL_NS;
+	/* an open loop at a low rate waits between requests: as long as 20 of the run's gaps more */
+	r->stall_ns = STALL_NS + (o->rate > 0 ? (uint64_t)(20e9 / o->rate) : 0);
 	r->flags = RUN_F_END_AFTER_DRAIN; /* the server's count then matches the client's */
 	r->stop = stop;
 
@@ -675,6 +867,9 @@ out:
 	for (int i = 0; i < cl->n; i++) {
 		free(cl->th[i].flows);
 		free(cl->th[i].hist);
+		free(cl->th[i].hist_send);
+		free(cl->th[i].hist_lag);
+		rr_sched_free(&cl->th[i].sched);
 	}
 	ctl_session_close(&cl->ctl);
 	run_free(r);

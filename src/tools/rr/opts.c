@@ -35,6 +35,49 @@ void rr_opts_defaults(struct rr_opts *o)
 	o->warmup_s = 1;
 	o->format = TOOL_FORMAT_TABLE;
 	o->hello_timeout_ms = RR_HELLO_TIMEOUT_MS;
+	o->arrivals = RR_ARRIVALS_POISSON;
+}
+
+uint64_t rr_max_outstanding(const struct rr_opts *o)
+{
+	uint64_t two_per_flow = 2 * (uint64_t)o->flows;
+
+	if (o->max_outstanding)
+		return o->max_outstanding;
+	return two_per_flow > RR_DEFAULT_OUTSTANDING ? two_per_flow : RR_DEFAULT_OUTSTANDING;
+}
+
+static const char *const arrivals_names[] = { "fixed", "poisson", NULL };
+
+/* parse_rate - --rate R: requests per second over all flows, k and M suffixes (decimal). */
+static int parse_rate(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	struct rr_opts *o = base;
+
+	return tool_opt_rate(name, v, RR_MAX_RATE, &o->rate, err, errlen);
+}
+
+/* parse_hold - the server's test hook, --test-hold N:MS: hold each flow's N-th answer for MS ms. */
+static int parse_hold(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	struct rr_opts *o = base;
+	const char *colon = strchr(v, ':');
+	char n[32];
+	long long after, ms;
+
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(n))
+		return tool_fail(err, errlen, "%s %s: N:MS, e.g. 50:100 (the 50th answer of each flow held 100 ms)",
+				 name, v);
+	memcpy(n, v, (size_t)(colon - v));
+	n[colon - v] = 0;
+	if (tool_opt_int(name, n, 1, UINT32_MAX, &after, err, errlen) ||
+	    tool_opt_int(name, colon + 1, 1, 60000, &ms, err, errlen))
+		return -EINVAL;
+	o->hold_after = (uint32_t)after;
+	o->hold_ms = (uint32_t)ms;
+	return 0;
 }
 
 #define RR_FIELD(m) OPT_FIELD(struct rr_opts, m)
@@ -61,6 +104,21 @@ static const struct opt_spec rr_specs[] = {
 	{ .name = "warmup", .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK, .role = OPT_ROLE_CLIENT,
 	  RR_FIELD(warmup_s), .max_s = RR_MAX_SECONDS, .arg = "S",
 	  .help = "client: seconds of traffic before measuring", .dflt = OPT_DFLT_FIELD },
+	{ .name = "rate", .kind = OPT_CUSTOM, .role = OPT_ROLE_CLIENT, .parse = parse_rate, .arg = "R",
+	  .help = "client: open loop: R requests/s over all flows on a schedule that never waits for "
+		  "an answer (k and M suffixes; latency from each request's intended send time); default: "
+		  "closed loop, a flow's next request when its answer came" },
+	{ .name = "arrivals", .kind = OPT_CHOICE, .role = OPT_ROLE_CLIENT, RR_FIELD(arrivals),
+	  .choices = arrivals_names, .arg = "A",
+	  .help = "client, with --rate: fixed (evenly spaced) or poisson (random, exponential gaps)",
+	  .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-outstanding", .kind = OPT_INT, .role = OPT_ROLE_CLIENT, RR_FIELD(max_outstanding),
+	  .lo = 1, .hi = 10000000, .arg = "N",
+	  .help = "client, with --rate: more requests due and not answered than N means the server "
+		  "cannot keep up: the run stops (default " STR(RR_DEFAULT_OUTSTANDING)
+		  ", or two per flow)" },
+	{ .name = "test-hold", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER,
+	  .parse = parse_hold, .arg = "N:MS" },
 	{ .name = "interval", .shortname = 'I', .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK,
 	  .role = OPT_ROLE_CLIENT, RR_FIELD(interval_s), .max_s = RR_MAX_SECONDS, .arg = "S",
 	  .help = "client: a progress line every S seconds (default none)" },
@@ -77,6 +135,13 @@ static int rr_check(void *base, const struct opt_seen *seen, char *err, size_t e
 		return tool_fail(err, errlen, "--duration and --transactions are exclusive: measure a time or a count");
 	if (opt_given(seen, "transactions"))
 		o->duration_s = 0;
+	if (!o->rate && (opt_given(seen, "arrivals") || opt_given(seen, "max-outstanding")))
+		return tool_fail(err, errlen, "--%s needs --rate (a closed loop has no schedule)",
+				 opt_given(seen, "arrivals") ? "arrivals" : "max-outstanding");
+	if (o->max_outstanding && o->max_outstanding < (uint64_t)o->flows)
+		return tool_fail(err, errlen,
+				 "--max-outstanding %s: fewer than --flows %d (each flow may have a request in flight)",
+				 opt_text(seen, "max-outstanding"), o->flows);
 	if (!o->server && o->flows < o->threads)
 		return tool_fail(err, errlen, "--flows %d is fewer than --threads %d (every thread needs a flow)",
 				 o->flows, o->threads);
@@ -119,7 +184,10 @@ static const struct opt_cmd rr_cmd = {
 		 "       busypoll rr --client HOST [options]\n"
 		 "\n"
 		 "Request/response benchmark (like neper tcp_rr / sockperf ping-pong): each flow\n"
-		 "sends a request and waits for the response before sending the next one.\n"
+		 "sends a request and waits for the response before sending the next one; with\n"
+		 "--rate, an open loop (like wrk2 or mutilate): requests go on a schedule, a\n"
+		 "flow with one outstanding queues the next, and latency counts from when each\n"
+		 "request was due.\n"
 		 "--udp: UDP flows, request >= 8 bytes (it carries the run id), both sizes\n"
 		 "<= 65507 (one datagram).\n\n",
 	.epilog = "\nExit status: 0 done, 1 the run failed, 2 bad input, 130 interrupted (the\n"

@@ -79,6 +79,42 @@ static void em_text_or_null(struct emit *e, const char *key, const char *s, size
 		em_null(e, key);
 }
 
+/* emit_latency - a histogram as key {min, mean, p50..p99_99, max} in us; null when it has no sample. */
+static void emit_latency(struct emit *e, const char *key, const struct bp_hist *h)
+{
+	em_begin(e, key, h->count == 0);
+	em_double(e, "min", h->min / 1e3);
+	em_double(e, "mean", bp_hist_mean(h) / 1e3);
+	em_double(e, "p50", bp_hist_percentile(h, 50) / 1e3);
+	em_double(e, "p90", bp_hist_percentile(h, 90) / 1e3);
+	em_double(e, "p99", bp_hist_percentile(h, 99) / 1e3);
+	em_double(e, "p99_9", bp_hist_percentile(h, 99.9) / 1e3);
+	em_double(e, "p99_99", bp_hist_percentile(h, 99.99) / 1e3);
+	em_double(e, "max", h->max / 1e3);
+	em_end(e);
+}
+
+/*
+ * emit_open_loop - the open loop's figures (null in a closed loop): the achieved
+ * rate beside the offered one, how the requests went out, the latency from the send.
+ */
+static void emit_open_loop(struct emit *e, const struct rr_result *r)
+{
+	const struct rr_opts *o = &r->opts;
+
+	em_begin(e, "open_loop", !(o->rate > 0));
+	em_double(e, "offered_rate", o->rate);
+	em_double(e, "achieved_rate", r->tps);
+	em_u64(e, "max_outstanding", r->max_outstanding);
+	em_u64(e, "outstanding_peak", r->outstanding_peak);
+	em_u64(e, "queued", r->queued);
+	em_u64(e, "late", r->late);
+	em_double(e, "late_after_us", RR_LATE_NS / 1e3);
+	emit_latency(e, "send_lag_us", &r->hist_lag);
+	emit_latency(e, "latency_from_send_us", &r->hist_send);
+	em_end(e);
+}
+
 static void emit_result(struct emit *e, const struct rr_result *r)
 {
 	char note[300];
@@ -101,6 +137,13 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	em_u64(e, "transactions_target", o->transactions);
 	em_double(e, "warmup_s", o->warmup_s);
 	em_double(e, "interval_s", o->interval_s);
+	if (o->rate > 0) {
+		em_double(e, "rate", o->rate);
+		em_string(e, "arrivals", o->arrivals == RR_ARRIVALS_FIXED ? "fixed" : "poisson", 8);
+	} else {
+		em_null(e, "rate"); /* closed loop */
+		em_null(e, "arrivals");
+	}
 	em_string(e, "client_mode", cm, cm_max);
 	if (r->server.valid)
 		em_string(e, "server_mode", r->server.mode, sizeof(r->server.mode));
@@ -131,17 +174,10 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	em_double(e, "seconds", r->seconds);
 	em_double(e, "tps", r->tps);
 	em_u64(e, "latency_samples", h->count);
-	/* No samples: null rather than zeros, which would read as a 0 us latency. */
-	em_begin(e, "latency_us", h->count == 0);
-	em_double(e, "min", h->min / 1e3);
-	em_double(e, "mean", bp_hist_mean(h) / 1e3);
-	em_double(e, "p50", bp_hist_percentile(h, 50) / 1e3);
-	em_double(e, "p90", bp_hist_percentile(h, 90) / 1e3);
-	em_double(e, "p99", bp_hist_percentile(h, 99) / 1e3);
-	em_double(e, "p99_9", bp_hist_percentile(h, 99.9) / 1e3);
-	em_double(e, "p99_99", bp_hist_percentile(h, 99.99) / 1e3);
-	em_double(e, "max", h->max / 1e3);
-	em_end(e);
+	/* No samples: null rather than zeros, which would read as a 0 us latency. Open loop:
+	 * from when each request was due. */
+	emit_latency(e, "latency_us", h);
+	emit_open_loop(e, r);
 
 	emit_side_of(e, "client", &r->client, r->transactions, false);
 	emit_side_of(e, "server", &r->server, r->transactions, !r->server.valid);
@@ -236,6 +272,18 @@ static void table_row_tx(FILE *out, const char *label, uint64_t c, uint64_t s, u
 		server ? ev_per_text(sb, sizeof(sb), ev_per(s, tx)) : "-");
 }
 
+/* table_row_util - one row: each side's CPU time cv, sv as a percent of one CPU over its interval. */
+static void table_row_util(FILE *out, const char *label, uint64_t cv, const struct evidence *c, uint64_t sv,
+			   const struct evidence *s)
+{
+	char cb[32], sb[32];
+	double cp = ev_util_pct(cv, c->interval_ns), sp = ev_util_pct(sv, s->interval_ns);
+
+	snprintf(cb, sizeof(cb), isfinite(cp) ? "%.1f" : "-", cp);
+	snprintf(sb, sizeof(sb), s->valid && isfinite(sp) ? "%.1f" : "-", sp);
+	fprintf(out, TABLE_ROW, label, cb, sb);
+}
+
 static void napi_list(char *buf, size_t len, const struct evidence *s)
 {
 	uint32_t n = s->n_napi_ids < RR_MAX_NAPI_IDS ? s->n_napi_ids : RR_MAX_NAPI_IDS;
@@ -247,6 +295,41 @@ static void napi_list(char *buf, size_t len, const struct evidence *s)
 					 s->napi_ids[i]);
 }
 
+/* print_latency - "LABEL min .. max" in us, or "LABEL no samples". */
+static void print_latency(FILE *out, const char *label, const struct bp_hist *h)
+{
+	if (!h->count) {
+		fprintf(out, "%sno samples\n", label);
+		return;
+	}
+	fprintf(out, "%smin %.1f  mean %.1f  P50 %.1f  P90 %.1f  P99 %.1f  P99.9 %.1f  P99.99 %.1f  max %.1f\n", label,
+		h->min / 1e3, bp_hist_mean(h) / 1e3, bp_hist_percentile(h, 50) / 1e3, bp_hist_percentile(h, 90) / 1e3,
+		bp_hist_percentile(h, 99) / 1e3, bp_hist_percentile(h, 99.9) / 1e3, bp_hist_percentile(h, 99.99) / 1e3,
+		h->max / 1e3);
+}
+
+/* print_open_loop - the rates, the two latencies, how the requests went out. */
+static void print_open_loop(FILE *out, const struct rr_result *r)
+{
+	const struct rr_opts *o = &r->opts;
+	uint64_t tx = r->transactions;
+
+	fprintf(out, "open loop       offered %.1f/s (%s), achieved %.1f/s\n", o->rate,
+		o->arrivals == RR_ARRIVALS_FIXED ? "fixed" : "poisson", r->tps);
+	print_latency(out, "latency us      ", &r->hist);
+	fputs("                (from when each request was due)\n", out);
+	print_latency(out, "from send us    ", &r->hist_send);
+	if (r->hist_lag.count)
+		fprintf(out, "send lag us     P50 %.1f  P99 %.1f  max %.1f  (due to on the wire)\n",
+			bp_hist_percentile(&r->hist_lag, 50) / 1e3, bp_hist_percentile(&r->hist_lag, 99) / 1e3,
+			r->hist_lag.max / 1e3);
+	fprintf(out, "requests        %" PRIu64 " queued behind their flow's answer (%.2f%%), %" PRIu64
+		" late (sent over %.0f us after due otherwise, %.2f%%); at most %" PRIu64 " outstanding (limit %" PRIu64
+		")\n",
+		r->queued, tx ? 100.0 * (double)r->queued / (double)tx : 0, r->late, RR_LATE_NS / 1e3,
+		tx ? 100.0 * (double)r->late / (double)tx : 0, r->outstanding_peak, r->max_outstanding);
+}
+
 static void print_table(FILE *out, const struct rr_result *r)
 {
 	const struct rr_opts *o = &r->opts;
@@ -256,7 +339,7 @@ static void print_table(FILE *out, const struct rr_result *r)
 	uint64_t tx = r->transactions;
 	size_t cm_max;
 	const char *cm = client_mode(r, &cm_max);
-	char cb[128], sb[128], threads[EV_MAX_THREADS * 32];
+	char cb[128], sb[128], threads[EV_MAX_THREADS * 96];
 
 	/* What ran: enough to reproduce it, and to see at once two runs differ. */
 	fprintf(out, "busypoll rr %s: %d thread%s, %d flow%s, request %" PRIu32 " B, response %" PRIu32
@@ -312,15 +395,10 @@ static void print_table(FILE *out, const struct rr_result *r)
 		return;
 	}
 	fprintf(out, "transactions/s  %.1f  (%" PRIu64 " in %.3f s)\n", r->tps, tx, r->seconds);
-	if (h->count)
-		fprintf(out,
-			"latency us      min %.1f  mean %.1f  P50 %.1f  P90 %.1f  P99 %.1f  P99.9 %.1f  P99.99 %.1f  max %.1f\n",
-			h->min / 1e3, bp_hist_mean(h) / 1e3, bp_hist_percentile(h, 50) / 1e3,
-			bp_hist_percentile(h, 90) / 1e3, bp_hist_percentile(h, 99) / 1e3,
-			bp_hist_percentile(h, 99.9) / 1e3, bp_hist_percentile(h, 99.99) / 1e3,
-			h->max / 1e3);
+	if (o->rate > 0)
+		print_open_loop(out, r);
 	else
-		fputs("latency us      no samples\n", out);
+		print_latency(out, "latency us      ", h);
 	fputc('\n', out);
 
 	fprintf(out, TABLE_ROW, "", "client", "server");
@@ -328,6 +406,9 @@ static void print_table(FILE *out, const struct rr_result *r)
 	table_row_u64(out, "transactions (all phases)", c->transactions, s->transactions, sv);
 	table_row_tx(out, "user CPU us/tx", c->utime_us, s->utime_us, tx, sv);
 	table_row_tx(out, "system CPU us/tx", c->stime_us, s->stime_us, tx, sv);
+	table_row_util(out, "CPU % of one CPU", ev_cpu_us(c), c, ev_cpu_us(s), s);
+	table_row_util(out, "  user %", c->utime_us, c, s->utime_us, s);
+	table_row_util(out, "  system %", c->stime_us, c, s->stime_us, s);
 	table_row_tx(out, "context switches/tx", c->nvcsw + c->nivcsw, s->nvcsw + s->nivcsw, tx, sv);
 	table_row_tx(out, "syscalls/tx", c->syscalls, s->syscalls, tx, sv);
 	table_row_tx(out, "empty polls/tx", c->empty_polls, s->empty_polls, tx, sv);
@@ -337,9 +418,9 @@ static void print_table(FILE *out, const struct rr_result *r)
 	napi_list(cb, sizeof(cb), c);
 	napi_list(sb, sizeof(sb), s);
 	fprintf(out, TABLE_ROW, "NAPI ids", cb, sv ? sb : "-");
-	fprintf(out, "\nCPU counts the client's %s", ev_threads_text(c, threads, sizeof(threads)));
+	fprintf(out, "\nCPU counts the client's %s", ev_threads_util_text(c, threads, sizeof(threads)));
 	if (sv)
-		fprintf(out, "; the server's %s", ev_threads_text(s, threads, sizeof(threads)));
+		fprintf(out, "; the server's %s", ev_threads_util_text(s, threads, sizeof(threads)));
 	fputc('\n', out);
 	if (o->udp)
 		fprintf(out, "\nUDP lost        %" PRIu64 " (requests timed out and resent)\n",

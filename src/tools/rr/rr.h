@@ -24,6 +24,14 @@
 /* A connection that has not said hello by then is closed: silent or half-open peers
  * must not hold the server's descriptors for ever. */
 #define RR_HELLO_TIMEOUT_MS 10000
+#define RR_MAX_RATE 1e8           /* --rate: requests/s, far above what one machine answers */
+/* --max-outstanding when not given: this many, or two per flow when that is more. */
+#define RR_DEFAULT_OUTSTANDING 1000
+/* Open loop: a request sent this long after it was due, its flow idle, was late (the sender's own lag). */
+#define RR_LATE_NS 10000
+
+/* --arrivals: how the open loop spaces its requests (the choice's index). */
+enum rr_arrivals { RR_ARRIVALS_FIXED = 0, RR_ARRIVALS_POISSON = 1 };
 
 struct rr_opts {
 	TOOL_COMMON;              /* quiet, format */
@@ -37,11 +45,22 @@ struct rr_opts {
 	double warmup_s;
 	double interval_s;        /* -I progress lines (0 = none) */
 	uint32_t hello_timeout_ms; /* server: close a connection with no hello by then (default 10 s) */
+	/* client, open loop (rate > 0): requests on a schedule that never waits for answers */
+	double rate;              /* --rate: requests/s over all flows (0: closed loop) */
+	int arrivals;             /* --arrivals: enum rr_arrivals (default poisson) */
+	uint64_t max_outstanding; /* --max-outstanding: due and unanswered at most (0: the default) */
+	/* server, a test hook (hidden --test-hold N:MS): each flow's N-th answer held MS ms */
+	uint32_t hold_after, hold_ms;
 	bool own_server;          /* client: the caller runs the server (compare): no "is it running?" hint */
 };
 
-/* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block. */
+/* rr_opts_defaults - TCP, 1 thread, 1 flow, Q=R=1, 10 s, 1 s warmup, epoll:block, closed loop. */
 void rr_opts_defaults(struct rr_opts *o);
+/*
+ * rr_max_outstanding - the open loop's limit of requests due and not answered:
+ * --max-outstanding, else RR_DEFAULT_OUTSTANDING or two per flow, whichever is more.
+ */
+uint64_t rr_max_outstanding(const struct rr_opts *o);
 
 /*
  * rr_parse_opts - `busypoll rr` options into *o. Returns 0; 1 when --help was
@@ -56,7 +75,14 @@ struct rr_result {
 	double seconds;           /* measured interval */
 	double tps;
 	uint64_t udp_lost;        /* UDP requests that timed out and were resent */
-	struct bp_hist hist;      /* latency, ns */
+	struct bp_hist hist;      /* latency, ns: from when each request was due (closed loop: sent) */
+	/* open loop (opts.rate > 0), over the measured transactions */
+	struct bp_hist hist_send; /* latency from when each request went out */
+	struct bp_hist hist_lag;  /* how long after it was due each went out */
+	uint64_t queued;          /* they waited for their flow's previous answer */
+	uint64_t late;            /* not queued, yet out more than RR_LATE_NS after due (the sender's lag) */
+	uint64_t outstanding_peak; /* most requests due and unanswered (each thread's most, summed) */
+	uint64_t max_outstanding; /* the limit the run had (rr_max_outstanding) */
 	/* each side over the measured interval; transactions: every one it did, all phases */
 	struct evidence client, server;
 	bool interrupted;

@@ -83,6 +83,8 @@ struct rr_sflow {
 	struct rr_ctl *ctl;
 	struct rr_sflow *next, *prev;
 	struct bp_timer hello_deadline;
+	uint32_t held;            /* the test hook: answers held back (--test-hold) */
+	struct bp_timer hold_timer;
 };
 
 struct rr_snap;
@@ -316,6 +318,7 @@ static void flow_release(struct rr_sflow *f)
 	struct rr_server *s = f->t->s;
 
 	bp_timer_stop(f->t->loop, &f->hello_deadline);
+	bp_timer_stop(f->t->loop, &f->hold_timer);
 	flow_unlink(f);
 	if (f->run) {
 		atomic_fetch_add(&f->run->closed_tx, f->tx);
@@ -499,6 +502,39 @@ static size_t flow_control(struct rr_sflow *f, const uint8_t *data, size_t len)
 	return off;
 }
 
+/* hold_over - the test hook's time is up: the answers held back go, in order. */
+static void hold_over(struct bp_loop *loop, void *arg)
+{
+	struct rr_sflow *f = arg;
+	uint32_t n = f->held;
+
+	(void)loop;
+	f->held = 0;
+	while (n--)
+		if (bp_conn_send(f->conn, f->t->s->response, f->resp))
+			return; /* closing: its on_close follows */
+}
+
+/*
+ * hold - the test hook (hidden --test-hold N:MS): the flow's N-th answer, and every
+ * one after it while it waits, is held back MS ms, so that a test sees a server
+ * stall once. Returns true when this answer is held.
+ */
+static bool hold(struct rr_sflow *f)
+{
+	const struct rr_opts *o = &f->t->s->o;
+
+	if (f->held) {
+		f->held++;
+		return true;
+	}
+	if (!o->hold_after || f->tx != o->hold_after)
+		return false;
+	f->held = 1;
+	bp_timer_start(f->t->loop, &f->hold_timer, (uint64_t)o->hold_ms * 1000, hold_over, f);
+	return true;
+}
+
 static size_t flow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 {
 	struct rr_sflow *f = bp_conn_data(c);
@@ -526,6 +562,8 @@ static size_t flow_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 			if (f->got == f->req) {
 				f->got = 0;
 				f->tx++;
+				if (hold(f))
+					continue;
 				if (bp_conn_send(c, response, f->resp))
 					return len;
 			}
