@@ -4,7 +4,8 @@
  *
  * The target has no entry point that takes bytes without a socket, so this runs the
  * real one in-process: LLVMFuzzerInitialize starts it (one loop thread, a 1 MiB ram
- * namespace, subsystem nqn.2024-01.io.example:sub1 as in the Linux host captures,
+ * namespace and a 1 MiB file one on O_DIRECT asynchronous I/O (nsid 2, its file
+ * unlinked at once), subsystem nqn.2024-01.io.example:sub1 as in the Linux host captures,
  * 127.0.0.1 on a free port) and connects one controller with the library's initiator
  * (the capture's host NQN and ID, no keep-alive timeout), which stays up for the whole
  * run: its cntlid is 1, so I/O queue Connects in the inputs (the captures' own among
@@ -64,7 +65,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	struct bp_nvmet_cfg cfg;
 	struct bp_nvmeh_opts o;
 	struct bp_mode mode;
-	char err[256];
+	char err[256], file[96], spec[128];
 
 	(void)argc;
 	(void)argv;
@@ -80,12 +81,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_nvme_target: namespace: %s\n", err);
 		exit(1);
 	}
-	cfg.n_ns = 1;
+	snprintf(file, sizeof(file), "/tmp/bp-fuzz-target-%d.img", (int)getpid());
+	snprintf(spec, sizeof(spec), "file:%s,size=1M", file);
+	if (bp_nvmet_ns_parse(spec, &cfg.ns[1], err, sizeof(err))) {
+		fprintf(stderr, "fuzz_nvme_target: namespace: %s\n", err);
+		exit(1);
+	}
+	cfg.n_ns = 2;
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	cfg.log_level = verbose ? BP_NVMET_LOG_DEBUG : BP_NVMET_LOG_ERROR;
 	cfg.log = verbose ? stderr : fopen("/dev/null", "w");
-	if (bp_nvmet_start(&cfg, &target))
+	if (bp_nvmet_start(&cfg, &target)) {
+		unlink(file);
 		setup_fail("target");
+	}
+	unlink(file); /* the target holds it open: nothing is left, whatever ends the run */
 	target_addr.sin_port = htons(bp_nvmet_port(target));
 
 	if (bp_mode_parse("epoll:block", &mode, err, sizeof(err)) || bp_loop_create(&host_loop, &mode))

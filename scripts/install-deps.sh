@@ -16,6 +16,7 @@ packages=(
   iproute2 ethtool                   # the veth test bed (ip netns, GRO on)
   python3 libxml2-utils              # tests check json output and the SVG (xmllint)
   sockperf                           # benchmarks compare against it
+  fio                                # bench/nvme-saturation.sh: the device's own limit
   clang libclang-rt-14-dev           # make fuzz: libFuzzer targets
   valgrind                           # tests/integration/test_valgrind.sh
   qemu-system-x86 busybox-static cpio gzip  # interop: the Linux host in a guest

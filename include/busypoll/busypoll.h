@@ -4,6 +4,7 @@
 #define BUSYPOLL_H
 #include <busypoll/mode.h>
 #include <busypoll/loop.h>
+#include <busypoll/aio.h>
 #include <busypoll/net.h>
 #include <busypoll/kstats.h>
 #include <busypoll/napi.h>

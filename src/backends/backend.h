@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <busypoll/aio.h>
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 
@@ -37,6 +38,7 @@ enum bp_io_kind {
 	BP_IO_CONN = 1,
 	BP_IO_LISTENER = 2,
 	BP_IO_WAKE = 3,   /* the loop's eventfd: stop and posted work */
+	BP_IO_AIO = 4,    /* the core's storage ring's eventfd (core/aio.c): READABLE like the wake fd */
 };
 
 /* Embedded first in the core's connections and listeners, and in the loop for its eventfd. */
@@ -55,6 +57,7 @@ enum bp_ev_kind {
 	BP_EV_WRITABLE,      /* readiness: the core sends queued bytes / finishes connect */
 	BP_EV_RECV,          /* completion: res bytes at data, or -errno (see struct bp_event) */
 	BP_EV_SEND,          /* completion: res bytes of the in-flight send went, or -errno */
+	BP_EV_AIO,           /* a storage I/O (->aio_submit) completed with res: io NULL, data the struct bp_aio */
 };
 enum {
 	BP_EVF_HUP = 1u << 0,  /* peer hung up (readiness backends) */
@@ -181,7 +184,18 @@ struct bp_backend_ops {
 	/* optional: the kernel threads working for this loop; contract of
 	 * bp_loop_kthreads (loop.h). Any thread may call it. */
 	int (*kthreads)(const struct bp_backend_loop *bl, struct bp_loop_kthread *out, size_t max);
+	/* optional (io_uring backends): queue what is left of the storage I/O a
+	 * (bp_aio_prep_sqe) on the loop's own ring, submitted with the next wait; its
+	 * completion comes back as one BP_EV_AIO. NULL: the core serves storage I/O on a
+	 * ring of its own (core/aio.c). */
+	int (*aio_submit)(struct bp_backend_loop *bl, struct bp_aio *a);
 };
+
+/* ---- storage I/O on any io_uring (aio_sqe.c): the loop's own ring, or the core's ---- */
+
+struct io_uring_sqe;
+/* bp_aio_prep_sqe - fill sqe with what is left of a (from a->xfer); user_data is the caller's. */
+void bp_aio_prep_sqe(struct io_uring_sqe *sqe, const struct bp_aio *a);
 
 /* ---- the one table of backends (registry.c) ---- */
 

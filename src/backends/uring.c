@@ -51,6 +51,8 @@
  * user_data: the bp_io pointer shifted left by 4, with the op in the low 4
  * bits. Shifting instead of or-ing into the pointer's low bits, because the
  * wake io is embedded in struct bp_loop at an offset that is only 4-aligned.
+ * OP_AIO's pointer is a storage I/O (struct bp_aio, ->aio_submit): its CQE
+ * becomes one BP_EV_AIO for the core, and it has no io to account.
  *
  * Ownership of an io: every op we submit for it adds 1 to io->inflight; its
  * last CQE (for a multishot op: the one without IORING_CQE_F_MORE) takes it
@@ -90,6 +92,7 @@ enum {
 	OP_POLLOUT = 7, /* one-shot POLLOUT: connect finished */
 	OP_CANCEL = 8,  /* carries no io: its CQE is swallowed */
 	OP_LAST = OP_CANCEL,
+	OP_AIO = 9,     /* storage I/O: the pointer is a struct bp_aio, not an io */
 };
 #define OP_SHIFT 4
 #define OP_MASK 15u
@@ -384,6 +387,22 @@ static int uring_del(struct bp_backend_loop *bl, struct bp_io *io)
 	return 0;
 }
 
+/* uring_aio_submit - storage I/O on the loop's own ring, submitted with the next wait. */
+static int uring_aio_submit(struct bp_backend_loop *bl, struct bp_aio *a)
+{
+	struct uring *u = ring_of(bl);
+	struct io_uring_sqe *sqe;
+	int err = 0;
+
+	sqe = get_sqe(bl, u, &err);
+	if (!sqe)
+		return err;
+	bp_aio_prep_sqe(sqe, a);
+	io_uring_sqe_set_data64(sqe, ((uint64_t)(uintptr_t)a << OP_SHIFT) | OP_AIO);
+	u->ops++;
+	return 0;
+}
+
 static void uring_napi_seen(struct bp_backend_loop *bl, uint32_t napi_id)
 {
 	struct uring *u = ring_of(bl);
@@ -449,6 +468,10 @@ static void handle_cqe(struct bp_backend_loop *bl, struct uring *u, const struct
 
 	if (!more && u->ops)
 		u->ops--;
+	if (op == OP_AIO) {
+		push_event(bl, NULL, BP_EV_AIO, 0, cqe->res, (const uint8_t *)(uintptr_t)(cqe->user_data >> OP_SHIFT));
+		return;
+	}
 	if (op == OP_CANCEL || !io)
 		return;
 	if (!more) {
@@ -639,4 +662,5 @@ const struct bp_backend_ops bp_backend_uring = {
 	.wait = uring_wait,
 	.napi_seen = uring_napi_seen,
 	.kthreads = uring_kthreads,
+	.aio_submit = uring_aio_submit,
 };

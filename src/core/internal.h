@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <busypoll/aio.h>
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 
@@ -97,6 +98,31 @@ struct bp_post_item {
 	void *arg;
 };
 
+/* ---- storage I/O (core/aio.c; the API in busypoll/aio.h) ---- */
+struct bp_aio_ring;
+struct bp_aio_loop {
+	uint32_t pending;             /* submitted, callback not yet run */
+	uint32_t inflight;            /* in the kernel */
+	uint32_t fresh;               /* completed since bp_aio_collect last looked */
+	struct bp_aio *done_head, *done_tail;   /* completed, callbacks not yet run */
+	struct bp_aio_queue *batch_head;        /* queues with completions in this batch */
+	bool dropping;                /* bp_loop_destroy: callbacks are not run */
+	struct bp_aio_ring *ring;     /* no backend aio_submit: the storage ring, made on first use */
+};
+struct bp_loop;
+/* bp_aio_complete - the kernel finished a (or a part of it) with res; continues a short transfer. */
+void bp_aio_complete(struct bp_loop *loop, struct bp_aio *a, int res);
+/* bp_aio_before_wait - submit the storage ring's queued I/O; true if completions are ready (do not block). */
+bool bp_aio_before_wait(struct bp_loop *loop);
+/* bp_aio_collect - reap the storage ring; returns how many I/Os completed since the last call. */
+int bp_aio_collect(struct bp_loop *loop);
+/* bp_aio_run_done - run the callbacks of completed I/Os, then the batch hooks. */
+void bp_aio_run_done(struct bp_loop *loop);
+/* bp_aio_ring_event - the storage ring's eventfd is readable (epoll): clear it. */
+void bp_aio_ring_event(struct bp_loop *loop);
+/* bp_aio_loop_fini - bp_loop_destroy: wait for the kernel's in-flight I/O (no callbacks), free. */
+void bp_aio_loop_fini(struct bp_loop *loop);
+
 #define BP_MAX_NAPI_IDS 64
 
 struct bp_loop {
@@ -119,6 +145,7 @@ struct bp_loop {
 	uint32_t nposts, posts_cap;
 	atomic_bool stop;
 	atomic_bool wake_pending;
+	struct bp_aio_loop *aio;     /* storage I/O state, made by the first bp_aio_queue_init */
 	void *user;
 };
 
@@ -134,5 +161,11 @@ void bp_loop_reap(struct bp_loop *loop, bool force);
 void bp_loop_note_napi(struct bp_loop *loop, uint32_t napi_id);
 /* Run posted work (core/post.c). */
 void bp_loop_run_posts(struct bp_loop *loop);
+/*
+ * bp_loop_iterate - one wait of at most timeout_ns (-1: until something happens),
+ * then dispatch, storage completions, timers and reaping: bp_loop_run_once after
+ * it chose the wait. Returns what was dispatched, or -errno.
+ */
+int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns);
 
 #endif

@@ -73,6 +73,8 @@ void bp_loop_destroy(struct bp_loop *loop)
 		bp_conn_discard(loop->conns);
 	while (loop->listeners)
 		bp_listener_discard(loop->listeners);
+	/* Storage I/O first: the kernel must be done with its buffers before we return. */
+	bp_aio_loop_fini(loop);
 	/* Tearing the backend down ends every op in flight, so nothing is left to wait for. */
 	loop->be->fini(&loop->bl);
 	bp_loop_reap(loop, true);
@@ -122,6 +124,10 @@ static void loop_dispatch(struct bp_loop *loop)
 		const struct bp_event *ev = &loop->bl.ev[i];
 		struct bp_io *io = ev->io;
 
+		if (ev->kind == BP_EV_AIO) { /* storage I/O on the loop's own ring: no io */
+			bp_aio_complete(loop, (struct bp_aio *)(uintptr_t)ev->data, ev->res);
+			continue;
+		}
 		if (io->dead)
 			continue;
 		loop->bl.ctr.completions++;
@@ -142,6 +148,9 @@ static void loop_dispatch(struct bp_loop *loop)
 			bp_loop_run_posts(loop);
 			break;
 		}
+		case BP_IO_AIO:
+			bp_aio_ring_event(loop);
+			break;
 		}
 	}
 	loop->bl.nev = 0;
@@ -149,10 +158,18 @@ static void loop_dispatch(struct bp_loop *loop)
 
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 {
-	int64_t timeout_ns = loop_wait_timeout(loop, timeout_us < 0 ? -1 : timeout_us * 1000);
-	uint64_t t0 = loop->now_ns = bp_now_ns(), t1;
+	return bp_loop_iterate(loop, loop_wait_timeout(loop, timeout_us < 0 ? -1 : timeout_us * 1000));
+}
+
+int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
+{
+	uint64_t t0, t1;
 	int n;
 
+	/* Storage I/O queued since the last wait goes now; finished I/O must not wait for a sleep. */
+	if (loop->aio && bp_aio_before_wait(loop))
+		timeout_ns = 0;
+	t0 = loop->now_ns = bp_now_ns();
 	loop->bl.nev = 0;
 	n = loop->be->wait(&loop->bl, timeout_ns);
 	t1 = loop->now_ns = bp_now_ns();
@@ -163,6 +180,8 @@ int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 		loop->bl.ctr.sleep_ns += t1 - t0;
 	if (n < 0)
 		return n;
+	if (loop->aio)
+		n += bp_aio_collect(loop);
 	if (n == 0) {
 		loop->bl.ctr.empty_polls++;
 	} else {
@@ -170,6 +189,11 @@ int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
 			loop->bl.ctr.wakeups++;
 		loop->last_activity_ns = t1;
 		loop_dispatch(loop);
+	}
+	if (loop->aio) {
+		bp_aio_collect(loop);
+		if (loop->aio->done_head)
+			bp_aio_run_done(loop);
 	}
 	/* a timer that ran is work too: the hybrid window starts again (an open loop's send) */
 	if (loop->timers.len && bp_timers_run(loop, loop->now_ns))

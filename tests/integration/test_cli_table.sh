@@ -208,6 +208,7 @@ target|$tgt_b|--poll-period-us|0
 target|$tgt_b|--priority|1
 target|$tgt_b|--max-queues|1
 target|$tgt_b|--queue-depth|32
+target|$tgt_b|--io-depth|8
 target|$tgt_b|--max-conns|1
 target|$tgt_b|--connect-timeout-ms|0
 target|$tgt_b|--max-transfer|1M
@@ -394,6 +395,8 @@ refused "--priority 16" target --ns ram:1M --priority 16
 refused "--max-queues 0" target --ns ram:1M --max-queues 0
 refused "--max-queues 1025" target --ns ram:1M --max-queues 1025
 refused "--queue-depth 31" target --ns ram:1M --queue-depth 31
+refused "--io-depth 0" target --ns ram:1M --io-depth 0
+refused "--io-depth 4097" target --ns ram:1M --io-depth 4097
 refused "--queue-depth 1025" target --ns ram:1M --queue-depth 1025
 refused "--max-conns 0" target --ns ram:1M --max-conns 0
 refused "--connect-timeout-ms -1" target --ns ram:1M --connect-timeout-ms -1

@@ -477,7 +477,7 @@ static void opcodes(void)
 		{ true, 0x80, 0, "admin Format NVM" },
 		{ true, 0x81, 0, "admin Security Send" },
 		{ false, 0x05, 0, "I/O Compare" },
-		{ false, 0x08, 0, "I/O Write Zeroes" },
+		{ false, 0x04, 0, "I/O Write Uncorrectable" }, /* (Write Zeroes, 0x08, is served: issue 15) */
 		{ false, BP_NVME_FABRICS, BP_NVMF_PROP_GET, "Property Get on an I/O queue" },
 	};
 	uint8_t sqe[64];

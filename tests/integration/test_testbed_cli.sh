@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # `busypoll testbed` as a user drives it (root): up builds two namespaces with a GRO
-# veth pair and a NAPI per end, status shows both ends and their NAPIs, a second up
+# veth pair and a NAPI per end, status shows both ends and their NAPIs, --queues N
+# maps each tx queue to its rx queue (the kernel's xps_rxqs says so, status and the
+# target's start-up line show it), a second up
 # with the same name is refused and leaves the bed alone, up refuses a namespace it
 # did not make, down removes exactly the bed. Without root: one line, exit 2.
 # Every bed this script makes is removed on every exit path (trap), every command is
@@ -148,6 +150,24 @@ for i in 0 1; do
 		fail "--threaded: end $i has a NAPI without threaded=1 and a kthread pid"
 done
 [ "$(json_get "$tmp/out" "d['threaded']")" = True ] || fail "--threaded: status says threaded is off"
+# symmetric queuing: tx queue N -> rx queue N, in the kernel's own bitmaps
+for i in 0 1; do
+	[ "$(json_get "$tmp/out" "d['ends'][$i]['xps_rxqs']")" = "[0, 1]" ] ||
+		fail "--queues 2: end $i xps_rxqs $(json_get "$tmp/out" "d['ends'][$i]['xps_rxqs']"), want [0, 1]"
+done
+for q in 0 1; do
+	want=$((1 << q))
+	got=$(ip netns exec "bp-$qname-b" cat "/sys/class/net/bpvb/queues/tx-$q/xps_rxqs")
+	[ "$((16#$got))" = "$want" ] || fail "bpvb tx-$q xps_rxqs is $got in sysfs, want $want"
+done
+run 0 testbed status --name "$qname"
+grep -q "^b *tx->rx queues: tx0->rx0 tx1->rx1 (symmetric" "$tmp/out" || fail "status table lacks the mapping: $(grep 'tx->rx' "$tmp/out")"
+# the target says which queues its replies leave on, and the SO_PRIORITY in force
+addr=$(ip -n "bp-$qname-b" -4 -o addr show dev bpvb | awk '{print $4}' | cut -d/ -f1)
+ip netns exec "bp-$qname-b" timeout -s INT 2 "$BP" target --listen "$addr:0" --ns ram:1M --priority 5 \
+	>"$tmp/tout" 2>"$tmp/terr"
+grep -q "queues: bpvb: tx0->rx0 tx1->rx1 (symmetric); SO_PRIORITY 5 on every queue's socket" "$tmp/terr" ||
+	fail "the target's start-up lines lack the mapping and SO_PRIORITY: $(head -3 "$tmp/terr")"
 run 0 testbed down --name "$qname"
 
 # ---- bad input ----

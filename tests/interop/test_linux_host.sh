@@ -16,8 +16,10 @@
 #   BP_INTEROP_SMP         guest CPUs = nvme-tcp I/O queues (default 2)
 #   BP_INTEROP_PHASES      plain,digest (default) or one of them
 #   BP_INTEROP_TARGET_ARGS more options for busypoll target (e.g. "--mode epoll:napi")
-#   BP_INTEROP_NS          ram (default) or file: busypoll target's namespace, 64 MiB in memory
-#                          or in a file of the temporary directory (Flush = fdatasync)
+#   BP_INTEROP_NS          ram (default), file or loop: busypoll target's namespace, 64 MiB in
+#                          memory, in a file of the temporary directory, or a loop device (direct
+#                          I/O) over such a file (root): O_DIRECT and asynchronous I/O to a block
+#                          device, whose own counters must show the guest's reads, writes, flushes
 #   BP_INTEROP_PEER        what the guest connects to:
 #                            busypoll (default) busypoll target
 #                            nvmet    a second guest running Linux's own target (nvmet-tcp),
@@ -60,6 +62,7 @@ qemu_pid=""
 peer_pid=""
 nvmet_pid=""
 reapers=""
+loopdev=""
 cleanup() {
 	local p
 	for p in $reapers; do
@@ -76,6 +79,7 @@ cleanup() {
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	[ -z "$loopdev" ] || losetup -d "$loopdev" 2>/dev/null
 	if [ -n "${BP_INTEROP_KEEP:-}" ]; then
 		mkdir -p "$BP_INTEROP_KEEP" && cp -f "$tmp"/*.log "$BP_INTEROP_KEEP"/ 2>/dev/null
 	fi
@@ -126,6 +130,20 @@ reap() {
 	reapers+=" $!"
 }
 
+# reap_loop DEV: the same for our loop device, once the target that holds it is gone
+reap_loop() {
+	(
+		trap - EXIT INT TERM HUP
+		while kill -0 $$ 2>/dev/null; do sleep 2; done
+		sleep 5
+		losetup -d "$1"
+	) </dev/null >/dev/null 2>&1 &
+	reapers+=" $!"
+}
+
+# loop_stat DEV: "reads writes flushes" completed, from the device's own counters
+loop_stat() { awk '{ print $1, $5, $16 }' "/sys/block/${1#/dev/}/stat"; }
+
 # console lines: the guest's own lines may follow escape codes of the firmware on one line
 console() { tr -d '\r' <"$1" | grep -ao "$2.*"; }
 
@@ -174,7 +192,16 @@ busypoll)
 	case ${BP_INTEROP_NS:-ram} in
 	ram) ns=ram:$ns_size ;;
 	file) ns=file:$tmp/ns.img,size=$ns_size ;;
-	*) fail "BP_INTEROP_NS=${BP_INTEROP_NS} (ram or file)" ;;
+	loop)
+		[ "$(id -u)" -eq 0 ] || skip "BP_INTEROP_NS=loop needs root (a loop device)"
+		command -v losetup >/dev/null || skip "losetup is missing (apt-get install mount)"
+		truncate -s "$ns_size" "$tmp/loop.img" || fail "cannot make $tmp/loop.img"
+		loopdev=$(losetup --direct-io=on --show -f "$tmp/loop.img") || fail "losetup: cannot attach a loop device"
+		reap_loop "$loopdev"
+		loop_before=$(loop_stat "$loopdev")
+		ns=file:$loopdev
+		;;
+	*) fail "BP_INTEROP_NS=${BP_INTEROP_NS} (ram, file or loop)" ;;
 	esac
 	# shellcheck disable=SC2086 # BP_INTEROP_TARGET_ARGS is a list of options
 	"$BP" target --listen "127.0.0.1:$port" --nqn "$nqn" --ns "$ns" \
@@ -273,6 +300,15 @@ busypoll)
 		fail "busypoll target's counters show no I/O on I/O queues ($ioq I/O queues, $rd reads, $wr writes)"
 	[ "$err" -eq 0 ] || fail "busypoll target counted $err errors"
 	echo "  target: $nq I/O queue connections; counters: $ioq I/O queues, $rd reads, $wr writes, 0 errors"
+	if [ -n "$loopdev" ]; then
+		grep -q "nsid 1: block device $loopdev, .*O_DIRECT" "$tmp/target.log" ||
+			fail "busypoll target did not serve $loopdev as a block device with O_DIRECT: $(grep 'nsid 1' "$tmp/target.log")"
+		read -r r0 w0 f0 <<<"$loop_before"
+		read -r r1 w1 f1 < <(loop_stat "$loopdev")
+		[ $((r1 - r0)) -gt 0 ] && [ $((w1 - w0)) -gt 0 ] && [ $((f1 - f0)) -gt 0 ] ||
+			fail "$loopdev's own counters show $((r1 - r0)) reads, $((w1 - w0)) writes, $((f1 - f0)) flushes from the guest (want some of each)"
+		echo "  $loopdev: $((r1 - r0)) reads, $((w1 - w0)) writes, $((f1 - f0)) flushes completed by the device"
+	fi
 	;;
 esac
 

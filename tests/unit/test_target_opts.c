@@ -43,7 +43,26 @@ static void test_defaults(void **state)
 	assert_int_equal(o.cfg.ns[0].block_size, 512);
 	assert_int_equal(o.cfg.n_allow, 0);
 	assert_int_equal(o.cfg.queue_depth, 128);
+	assert_int_equal(o.cfg.io_depth, 128);
 	assert_string_equal(o.mode_text, "epoll:block");
+}
+
+/* file: O_DIRECT unless buffered, the device's block size unless bs=, read-only only when asked (or forced). */
+static void test_file_namespaces(void **state)
+{
+	const char *argv[] = { "target", "--ns", "file:/dev/loop9", "--ns", "file:/tmp/b.img,size=1G,buffered,ro",
+			       "--ns", "file:/tmp/c.img,bs=2048", "--io-depth", "32" };
+
+	assert_int_equal(parse(sizeof(argv) / sizeof(argv[0]), argv), 0);
+	assert_int_equal(o.cfg.n_ns, 3);
+	assert_string_equal(o.cfg.ns[0].path, "/dev/loop9");
+	assert_int_equal(o.cfg.ns[0].block_size, 0);
+	assert_false(o.cfg.ns[0].buffered);
+	assert_false(o.cfg.ns[0].read_only);
+	assert_true(o.cfg.ns[1].buffered && o.cfg.ns[1].read_only);
+	assert_true(o.cfg.ns[1].size == 1ull << 30);
+	assert_int_equal(o.cfg.ns[2].block_size, 2048);
+	assert_int_equal(o.cfg.io_depth, 32);
 }
 
 static void test_everything(void **state)
@@ -99,6 +118,10 @@ static void test_errors(void **state)
 	const char *a8[] = { "target", "--ns", "file:/x,size=1M,zz=1" };
 	const char *a9[] = { "target", "--ns", "ram:1M", "--nqn", "" };
 	const char *a10[] = { "target", "--ns" };
+	const char *a11[] = { "target", "--ns", "file:/x,bs=1000" };
+	const char *a12[] = { "target", "--ns", "ram:1M,buffered" };
+	const char *a13[] = { "target", "--ns", "ram:1M", "--io-depth", "0" };
+	const char *a14[] = { "target", "--ns", "file:/x,size=1000" };
 
 	expect_err(1, a1, "no namespace");
 	expect_err(3, a2, "--ns disk:1M");
@@ -110,6 +133,10 @@ static void test_errors(void **state)
 	expect_err(3, a8, "unknown option 'zz=1'");
 	expect_err(5, a9, "--nqn");
 	expect_err(2, a10, "--ns needs a value");
+	expect_err(3, a11, "bs=1000: block size must be 512, 1024, 2048 or 4096");
+	expect_err(3, a12, "unknown option 'buffered' (bs=)");
+	expect_err(5, a13, "--io-depth 0: must be between 1 and 4096");
+	expect_err(3, a14, "not a multiple of 512 bytes");
 }
 
 static void test_sizes(void **state)
@@ -136,6 +163,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_everything),
+		cmocka_unit_test(test_file_namespaces),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_sizes),
 	};

@@ -119,6 +119,17 @@ int bp_nvmeh_queue_fd(const struct bp_nvmeh_queue *q);
 /* Read/Write/Flush SQEs (nlb is the number of blocks, 1-based). */
 void bp_nvmeh_sqe_rw(uint8_t sqe[64], bool write, uint32_t nsid, uint64_t slba, uint32_t nlb);
 void bp_nvmeh_sqe_flush(uint8_t sqe[64], uint32_t nsid);
+/* bp_nvmeh_sqe_fua - set Force Unit Access on a Read/Write/Write Zeroes SQE. */
+void bp_nvmeh_sqe_fua(uint8_t sqe[64]);
+/* Write Zeroes of nlb blocks (1..65536) at slba; deac: the blocks may be deallocated. No data. */
+void bp_nvmeh_sqe_write_zeroes(uint8_t sqe[64], uint32_t nsid, uint64_t slba, uint32_t nlb, bool deac);
+/*
+ * Dataset Management of nranges ranges (1..256) with the deallocate attribute;
+ * its data is the ranges, BP_NVME_DSM_RANGE_LEN bytes each (bp_nvmeh_dsm_range).
+ */
+void bp_nvmeh_sqe_dsm(uint8_t sqe[64], uint32_t nsid, uint32_t nranges);
+/* bp_nvmeh_dsm_range - encode one range (nlb blocks at slba) at r. */
+void bp_nvmeh_dsm_range(uint8_t *r, uint64_t slba, uint32_t nlb);
 
 /* ---- a controller, synchronously ---- */
 
@@ -127,6 +138,8 @@ struct bp_nvmeh_ns_info {
 	uint64_t nblocks;
 	uint32_t block_size;
 	uint8_t nguid[16];
+	bool read_only;            /* NSATTR: write protected */
+	uint8_t dlfeat;            /* bits 2:0 001b: deallocated blocks read as zeros */
 };
 
 struct bp_nvmeh_ctrl {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * An NVMe/TCP target on the busypoll engine: one subsystem with ram or file
- * namespaces, served on N loop threads, with nvmet's poll mode (keep each queue's
- * work running until it has been idle for a period) on top of any engine mode.
+ * An NVMe/TCP target on the busypoll engine: one subsystem with ram, file or
+ * block-device namespaces, served on N loop threads, with nvmet's poll mode (keep
+ * each queue's work running until it has been idle for a period) on top of any
+ * engine mode. File and block-device I/O is asynchronous (busypoll/aio.h: O_DIRECT
+ * by default), completed on the loop that owns the queue, with a bounded depth to
+ * each device per loop thread.
  *
  * Threading: bp_nvmet_start/stop/snapshot are for one controlling thread; the
  * target's own threads do everything else. Each TCP connection (one NVMe queue)
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include <busypoll/aio.h>
 #include <busypoll/mode.h>
 #include <busypoll/nvme/tcp.h>
 
@@ -37,15 +41,18 @@ extern "C" {
 enum bp_nvmet_ns_kind { BP_NVMET_NS_RAM = 1, BP_NVMET_NS_FILE = 2 };
 struct bp_nvmet_ns_spec {
 	enum bp_nvmet_ns_kind kind;
-	char path[1024];          /* file: the file or block device */
-	uint64_t size;            /* bytes; 0 = the file's own size */
-	uint32_t block_size;      /* 512 (default) or 4096 */
+	char path[1024];          /* file: a regular file or a block device (told apart when opened) */
+	uint64_t size;            /* bytes; 0 = the file's or device's own size */
+	uint32_t block_size;      /* 512..4096, a power of two; 0 = the device's (file: what O_DIRECT needs; ram: 512) */
+	bool buffered;            /* file: through the page cache instead of O_DIRECT */
+	bool read_only;           /* file: export read-only even where writable */
 };
 
 /*
- * bp_nvmet_ns_parse - "ram:SIZE[,bs=N]" or "file:PATH[,size=SIZE][,bs=N]", SIZE with
- * an optional K/M/G/T suffix (binary). Syntax and ranges only; the file is looked
- * at by bp_nvmet_start. Returns 0 or -EINVAL with one line in err.
+ * bp_nvmet_ns_parse - "ram:SIZE[,bs=N]" or "file:PATH[,size=SIZE][,bs=N][,buffered][,ro]",
+ * SIZE with an optional K/M/G/T suffix (binary). PATH may be a regular file or a
+ * block device; which, is found when it is opened. Syntax and ranges only; the file
+ * is looked at by bp_nvmet_start. Returns 0 or -EINVAL with one line in err.
  */
 int bp_nvmet_ns_parse(const char *text, struct bp_nvmet_ns_spec *spec, char *err, size_t errlen);
 
@@ -75,6 +82,7 @@ struct bp_nvmet_cfg {
 	uint32_t inline_data;             /* in-capsule write bytes on I/O queues */
 	uint32_t maxh2cdata;              /* data bytes per H2CData PDU we accept */
 	uint32_t connect_timeout_ms;      /* a connection without ICReq and Connect by then is closed (0 = never) */
+	uint32_t io_depth;                /* storage I/Os in flight per namespace per loop thread; more wait in order */
 	enum bp_nvmet_log log_level;
 	FILE *log;                        /* NULL = stderr */
 };
@@ -90,6 +98,24 @@ struct bp_nvmet;
  * namespace file) with the reason in bp_last_error().
  */
 int bp_nvmet_start(const struct bp_nvmet_cfg *cfg, struct bp_nvmet **tp);
+/* What a namespace turned out to be once opened. */
+struct bp_nvmet_ns_info {
+	uint32_t nsid;
+	enum bp_nvmet_ns_kind kind;
+	bool blockdev;            /* file: a block device */
+	bool direct;              /* O_DIRECT (file, block device) */
+	bool read_only;           /* writes get Namespace Write Protected; Identify says so (NSATTR) */
+	bool write_cache;         /* a volatile write cache: Flush does something (VWC) */
+	bool write_zeroes;        /* Write Zeroes (ONCS bit 3) */
+	bool deallocate;          /* Dataset Management deallocate frees blocks (ONCS bit 2) */
+	bool dealloc_zeroes;      /* deallocated blocks read as zeros (DLFEAT 001b) */
+	uint32_t block_size;
+	uint64_t size;            /* bytes */
+	char desc[1100];          /* "ram:64M" / "file:/path" */
+};
+/* bp_nvmet_ns_info - namespace index i (0-based, nsid i + 1). 0, or -ENOENT past the last. */
+int bp_nvmet_ns_info(const struct bp_nvmet *t, int i, struct bp_nvmet_ns_info *info);
+
 /* bp_nvmet_port - the port listened on (useful after port 0). */
 uint16_t bp_nvmet_port(const struct bp_nvmet *t);
 /* bp_nvmet_stop - close every queue, flush and close the namespaces, join the threads, free. */
@@ -110,6 +136,9 @@ struct bp_nvmet_queue_stats {
 	uint64_t poll_passes;     /* work passes (receive + send) */
 	uint64_t idle_exits;      /* poll mode: periods that ended with no operation, back to waiting */
 	uint64_t r2ts;
+	uint64_t write_zeroes;    /* Write Zeroes commands */
+	uint64_t deallocs;        /* Dataset Management commands */
+	uint64_t storage_errors;  /* commands failed by the file or device (EIO, ENOSPC, ...) */
 };
 
 /*
@@ -118,7 +147,22 @@ struct bp_nvmet_queue_stats {
  * for every loop to answer. Returns 0 or -errno.
  */
 int bp_nvmet_snapshot(struct bp_nvmet *t, struct bp_nvmet_queue_stats *out, size_t max, size_t *n);
-/* bp_nvmet_print_stats - one line per queue and a total, for SIGUSR1 and exit. */
+/* One namespace's storage queue on one loop thread (file and block-device namespaces). */
+struct bp_nvmet_storage_stats {
+	int thread;
+	uint32_t nsid;
+	struct bp_aio_stats aio;  /* depth, in flight now and at most, waited, errors */
+};
+/*
+ * bp_nvmet_storage_snapshot - the storage queues of every thread (up to max; *n
+ * set), gathered on each thread like bp_nvmet_snapshot. Returns 0 or -errno.
+ */
+int bp_nvmet_storage_snapshot(struct bp_nvmet *t, struct bp_nvmet_storage_stats *out, size_t max, size_t *n);
+
+/*
+ * bp_nvmet_print_stats - the storage queues (lines starting "storage"), then one
+ * line per queue and a total (last), for SIGUSR1 and exit.
+ */
 void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out);
 
 #ifdef __cplusplus

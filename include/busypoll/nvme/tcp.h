@@ -249,6 +249,17 @@ enum {
 	BP_NVME_CMD_FLUSH = 0x00,
 	BP_NVME_CMD_WRITE = 0x01,
 	BP_NVME_CMD_READ = 0x02,
+	BP_NVME_CMD_WRITE_ZEROES = 0x08,
+	BP_NVME_CMD_DSM = 0x09,       /* Dataset Management */
+};
+
+/* Read/Write dword 12, Write Zeroes dword 12, Dataset Management dword 11. */
+enum {
+	BP_NVME_RW_FUA = 1u << 30,        /* Force Unit Access: durable when it completes */
+	BP_NVME_WZ_DEAC = 1u << 25,       /* Write Zeroes: the blocks may be deallocated */
+	BP_NVME_DSM_AD = 1u << 2,         /* Dataset Management: deallocate the ranges */
+	BP_NVME_DSM_RANGE_LEN = 16,       /* one range: context attributes le32, blocks le32, slba le64 */
+	BP_NVME_DSM_MAX_RANGES = 256,
 };
 
 /* Fabrics command types (SQE byte 4). */
@@ -322,6 +333,7 @@ enum {
 	BP_NVME_SC_SGL_INVALID_DATA = 0x0f,   /* Data SGL Length Invalid */
 	BP_NVME_SC_SGL_INVALID_TYPE = 0x11,
 	BP_NVME_SC_SGL_INVALID_OFFSET = 0x16,
+	BP_NVME_SC_NS_WRITE_PROTECTED = 0x20,
 	BP_NVME_SC_TRANSIENT_TR_ERR = 0x22,
 	BP_NVME_SC_LBA_RANGE = 0x80,
 	BP_NVME_SC_CAP_EXCEEDED = 0x81,

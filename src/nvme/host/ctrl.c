@@ -266,6 +266,8 @@ int bp_nvmeh_identify_ns(struct bp_nvmeh_ctrl *c, uint32_t nsid, struct bp_nvmeh
 		info->nblocks = bp_get_le64(id);
 		info->block_size = 1u << id[128 + 4 * flbas + 2];
 		memcpy(info->nguid, id + 104, 16);
+		info->read_only = id[99] & 1;
+		info->dlfeat = id[33];
 	}
 	free(id);
 	return ret;

@@ -747,3 +747,30 @@ void bp_nvmeh_sqe_flush(uint8_t sqe[64], uint32_t nsid)
 {
 	bp_nvme_sqe_init(sqe, BP_NVME_CMD_FLUSH, 0, nsid, 0, false);
 }
+
+void bp_nvmeh_sqe_fua(uint8_t sqe[64])
+{
+	bp_nvme_sqe_set_dw(sqe, 12, bp_nvme_sqe_dw(sqe, 12) | BP_NVME_RW_FUA);
+}
+
+void bp_nvmeh_sqe_write_zeroes(uint8_t sqe[64], uint32_t nsid, uint64_t slba, uint32_t nlb, bool deac)
+{
+	bp_nvme_sqe_init(sqe, BP_NVME_CMD_WRITE_ZEROES, 0, nsid, 0, false);
+	bp_nvme_sqe_set_dw(sqe, 10, (uint32_t)slba);
+	bp_nvme_sqe_set_dw(sqe, 11, (uint32_t)(slba >> 32));
+	bp_nvme_sqe_set_dw(sqe, 12, ((nlb - 1) & 0xffff) | (deac ? BP_NVME_WZ_DEAC : 0));
+}
+
+void bp_nvmeh_sqe_dsm(uint8_t sqe[64], uint32_t nsid, uint32_t nranges)
+{
+	bp_nvme_sqe_init(sqe, BP_NVME_CMD_DSM, 0, nsid, 0, false);
+	bp_nvme_sqe_set_dw(sqe, 10, (nranges - 1) & 0xff);
+	bp_nvme_sqe_set_dw(sqe, 11, BP_NVME_DSM_AD);
+}
+
+void bp_nvmeh_dsm_range(uint8_t *r, uint64_t slba, uint32_t nlb)
+{
+	memset(r, 0, BP_NVME_DSM_RANGE_LEN);
+	bp_put_le32(r + 4, nlb);
+	bp_put_le64(r + 8, slba);
+}

@@ -10,7 +10,11 @@
  * no ANA (cmic bit 3 clear) and no command-effects log bit, so it does not ask
  * for what it does not need; VS 1.3 so it reads the namespace descriptors;
  * KAS non-zero (fabrics require keep alive); ICDOFF 0; SGLs with in-capsule
- * offsets; a volatile write cache so it sends Flush.
+ * offsets. What the namespaces can do is said as it is: a volatile write cache
+ * (VWC, so the host sends Flush) where one has one, Write Zeroes and Dataset
+ * Management (ONCS) where they do something, deallocated blocks reading as zeros
+ * (DLFEAT), a read-only namespace write protected (NSATTR), the block size the
+ * device needs (LBADS).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -52,6 +56,42 @@ static uint8_t mdts_of(uint32_t max_transfer)
 	return m;
 }
 
+/* Any namespace with a volatile write cache (VWC present: the host sends Flush). */
+static bool any_vwc(const struct bp_nvmet *t)
+{
+	for (int i = 0; i < t->n_ns; i++)
+		if (t->ns[i].vwc)
+			return true;
+	return false;
+}
+
+/*
+ * ONCS: Write Zeroes when every namespace can zero (the host would send it to any);
+ * Dataset Management when some namespace deallocates (elsewhere it is a no-op, as
+ * deallocation is advisory, and DLFEAT says what reads return).
+ */
+static uint16_t oncs_of(const struct bp_nvmet *t)
+{
+	bool zero = t->n_ns > 0, dealloc = false;
+
+	for (int i = 0; i < t->n_ns; i++) {
+		zero &= t->ns[i].can_zero || t->ns[i].readonly;
+		dealloc |= t->ns[i].can_dealloc;
+	}
+	return (uint16_t)((dealloc ? 1u << 2 : 0) | (zero ? 1u << 3 : 0));
+}
+
+/* The smallest block size of the namespaces (Write Zeroes limits are in blocks). */
+static uint32_t min_lba_shift(const struct bp_nvmet *t)
+{
+	uint32_t m = 12;
+
+	for (int i = 0; i < t->n_ns; i++)
+		if (t->ns[i].lba_shift < m)
+			m = t->ns[i].lba_shift;
+	return m;
+}
+
 static void id_ctrl(struct nvmet_queue *q, uint8_t *id)
 {
 	struct bp_nvmet *t = q->t;
@@ -77,7 +117,8 @@ static void id_ctrl(struct nvmet_queue *q, uint8_t *id)
 	id[513] = 0x44;                             /* CQES */
 	bp_put_le16(id + 514, (uint16_t)(c->discovery ? NVMET_ADMIN_DEPTH : t->cfg.queue_depth)); /* MAXCMD */
 	bp_put_le32(id + 516, c->discovery ? 0 : (uint32_t)t->n_ns);                              /* NN */
-	id[525] = c->discovery ? 0 : 0x01;          /* VWC present: Flush reaches the file */
+	bp_put_le16(id + 520, c->discovery ? 0 : oncs_of(t));                                     /* ONCS */
+	id[525] = !c->discovery && any_vwc(t) ? 0x01 : 0; /* VWC present: Flush reaches the device */
 	bp_put_le32(id + 536, (1u << 0) | (1u << 20)); /* SGLS: SGLs, in-capsule data offsets */
 	snprintf((char *)id + 768, 256, "%s", c->subnqn);
 	/* Fabrics: capsule sizes in 16-byte units (SQE + in-capsule data), ICDOFF 0, one SGL descriptor. */
@@ -95,7 +136,10 @@ static void id_ns(const struct nvmet_ns *ns, uint8_t *id)
 	id[25] = 0;                                 /* NLBAF: one format */
 	id[26] = 0;                                 /* FLBAS: format 0 */
 	id[30] = 1;                                 /* NMIC: may be shared (multi-controller) */
+	/* DLFEAT: deallocated blocks read as zeros, and Write Zeroes may deallocate (DEAC) */
+	id[33] = ns->can_dealloc && ns->dealloc_zeroes ? 0x01 | 0x08 : 0;
 	bp_put_le64(id + 48, ns->size);             /* NVMCAP (low 8 of 16 bytes) */
+	id[99] = ns->readonly ? 0x01 : 0;           /* NSATTR: write protected */
 	memcpy(id + 104, ns->nguid, 16);
 	id[128 + 2] = (uint8_t)ns->lba_shift;       /* LBAF0: no metadata, LBADS */
 }
@@ -174,11 +218,18 @@ static void identify(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 		break;
 	case BP_NVME_ID_CNS_CS_CTRL:
 	case BP_NVME_ID_CNS_CS_NS:
-		/* The NVM command set's own structures: nothing beyond zeros to say. */
+		/* The NVM command set's own structures: zeros, but for the limits below. */
 		if (csi != 0 || (cns == BP_NVME_ID_CNS_CS_NS && !ns)) {
 			nvmet_complete(q, cmd, (csi ? BP_NVME_SC_INVALID_FIELD : BP_NVME_SC_INVALID_NS) | BP_NVME_DNR, 0);
 			return;
 		}
+		/*
+		 * WZSL: a Write Zeroes may cover all the 65536 blocks its NLB field can say
+		 * (in 4 KiB units, a power of two). DMRL, DMRSL, DMSL 0: no limit on the
+		 * ranges of a Dataset Management but the 256 its NR field can say.
+		 */
+		if (cns == BP_NVME_ID_CNS_CS_CTRL && (oncs_of(t) & (1u << 3)))
+			id[1] = (uint8_t)(16 + min_lba_shift(t) - 12);
 		break;
 	default:
 		nvmet_complete(q, cmd, BP_NVME_SC_INVALID_FIELD | BP_NVME_DNR, 0);
@@ -235,6 +286,8 @@ static size_t effects_log(uint8_t *b)
 	bp_put_le32(b + 1024 + 4 * BP_NVME_CMD_FLUSH, 1);
 	bp_put_le32(b + 1024 + 4 * BP_NVME_CMD_WRITE, 1 | 2);   /* CSUPP, LBCC */
 	bp_put_le32(b + 1024 + 4 * BP_NVME_CMD_READ, 1);
+	bp_put_le32(b + 1024 + 4 * BP_NVME_CMD_WRITE_ZEROES, 1 | 2);
+	bp_put_le32(b + 1024 + 4 * BP_NVME_CMD_DSM, 1 | 2);
 	return 4096;
 }
 
@@ -344,7 +397,12 @@ static void set_features(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 		nvmet_ctrl_keep_alive(c);
 		break;
 	case BP_NVME_FEAT_VOLATILE_WC:
-		c->feat_vwc = dw11 & 1;
+		/* Turned off, every write goes durable (FUA); with no cache to turn, the feature is not there. */
+		if (!any_vwc(t)) {
+			nvmet_complete(q, cmd, BP_NVME_SC_INVALID_FIELD | BP_NVME_DNR, 0);
+			return;
+		}
+		atomic_store(&c->feat_vwc, dw11 & 1);
 		break;
 	case BP_NVME_FEAT_TEMP_THRESH:
 		c->feat_temp = dw11;
@@ -397,7 +455,7 @@ static void get_features(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 	}
 	case BP_NVME_FEAT_ASYNC_EVENT: v = c->aen_cfg; break;
 	case BP_NVME_FEAT_KATO: v = c->kato_ms; break;
-	case BP_NVME_FEAT_VOLATILE_WC: v = c->feat_vwc; break;
+	case BP_NVME_FEAT_VOLATILE_WC: v = any_vwc(t) ? atomic_load(&c->feat_vwc) : 0; break;
 	case BP_NVME_FEAT_TEMP_THRESH: v = c->feat_temp; break;
 	case BP_NVME_FEAT_ARBITRATION: v = c->feat_arb; break;
 	case BP_NVME_FEAT_POWER_MGMT: v = c->feat_power; break;

@@ -14,6 +14,10 @@
 #include "nvme/target/internal.h"
 #include "base/bytes.h"
 
+#define CSTS_SHST_OCCURRING (1u << 2)
+#define CSTS_SHST_CMPLT (2u << 2)
+#define CSTS_SHST_MASK (3u << 2)
+
 uint64_t nvmet_ctrl_cap(const struct bp_nvmet *t, const struct nvmet_ctrl *c)
 {
 	uint64_t mqes = (c && c->discovery ? NVMET_ADMIN_DEPTH : t->cfg.queue_depth) - 1;
@@ -89,7 +93,7 @@ struct nvmet_ctrl *nvmet_ctrl_create(struct bp_nvmet *t, struct nvmet_queue *adm
 	snprintf(c->hostnqn, sizeof(c->hostnqn), "%.*s", BP_NVMF_NQN_MAX, (const char *)cd + BP_NVMF_CD_HOSTNQN);
 	c->admin = admin;
 	c->kato_ms = kato_ms;
-	c->feat_vwc = 1;
+	atomic_store(&c->feat_vwc, 1);
 	c->refs = 1;
 	pthread_mutex_init(&c->lock, NULL);
 	atomic_store(&c->csts, 0);
@@ -171,19 +175,47 @@ void nvmet_ctrl_put(struct nvmet_ctrl *c)
 	free(c);
 }
 
-struct ioq_kill {
+/*
+ * A close posted to an I/O queue's loop. Each is on the target's list (t->lock)
+ * until it runs: one that a stopping loop drops unrun is freed with the target.
+ */
+struct nvmet_ioq_kill {
 	struct nvmet_ctrl *c;
 	uint16_t qid;
 	uint64_t seq;
+	struct nvmet_ioq_kill *next, *prev;
 };
+
+static void kill_unlink(struct bp_nvmet *t, struct nvmet_ioq_kill *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		t->kills = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+}
+
+void nvmet_ctrl_free_kills(struct bp_nvmet *t)
+{
+	while (t->kills) {
+		struct nvmet_ioq_kill *k = t->kills;
+
+		t->kills = k->next;
+		free(k);
+	}
+}
 
 /* On the I/O queue's own loop: close it if it is still the one we meant. */
 static void ioq_kill_run(struct bp_loop *loop, void *arg)
 {
-	struct ioq_kill *k = arg;
+	struct nvmet_ioq_kill *k = arg;
 	struct nvmet_queue *q = NULL;
 
 	(void)loop;
+	pthread_mutex_lock(&k->c->t->lock);
+	kill_unlink(k->c->t, k);
+	pthread_mutex_unlock(&k->c->t->lock);
 	pthread_mutex_lock(&k->c->lock);
 	if (k->c->ioq[k->qid].qid_seq == k->seq)
 		q = k->c->ioq[k->qid].q;
@@ -198,25 +230,34 @@ void nvmet_ctrl_kill_ioqs(struct nvmet_ctrl *c)
 {
 	struct bp_nvmet *t = c->t;
 
-	if (atomic_load(&t->stopping))
+	/* Under t->lock: once the stop has said so, no loop (maybe gone) is posted to. */
+	pthread_mutex_lock(&t->lock);
+	if (atomic_load(&t->stopping)) {
+		pthread_mutex_unlock(&t->lock);
 		return; /* every loop is closing all of its queues anyway */
+	}
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t qid = 1; qid <= t->cfg.max_queues; qid++) {
-		struct ioq_kill *k;
+		struct nvmet_ioq_kill *k;
 
 		if (!c->ioq[qid].qid_seq)
 			continue;
 		k = malloc(sizeof(*k));
 		if (!k)
 			continue;
-		*k = (struct ioq_kill){ c, (uint16_t)qid, c->ioq[qid].qid_seq };
+		*k = (struct nvmet_ioq_kill){ c, (uint16_t)qid, c->ioq[qid].qid_seq, t->kills, NULL };
+		if (k->next)
+			k->next->prev = k;
+		t->kills = k;
 		c->refs++;
 		if (bp_loop_post(c->ioq[qid].loop, ioq_kill_run, k)) {
 			c->refs--;
+			kill_unlink(t, k);
 			free(k);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void nvmet_ctrl_detach(struct nvmet_queue *q)
@@ -242,4 +283,54 @@ void nvmet_ctrl_detach(struct nvmet_queue *q)
 		pthread_mutex_unlock(&c->lock);
 	}
 	nvmet_ctrl_put(c);
+}
+
+/* ---- shutdown: every write cache flushed, then SHST complete ---- */
+
+static void shn_step(struct nvmet_ctrl *c);
+
+static void shn_done(struct bp_aio *a, int res)
+{
+	struct nvmet_ctrl *c = a->arg;
+
+	if (res < 0)
+		nvmet_log(c->t, BP_NVMET_LOG_ERROR, "cntlid %u: shutdown: fdatasync of namespace %d: %s", c->cntlid,
+			  c->shn_next, strerror(-res));
+	shn_step(c);
+}
+
+/* The next namespace with a write cache to flush; after the last, SHST complete. */
+static void shn_step(struct nvmet_ctrl *c)
+{
+	struct bp_nvmet *t = c->t;
+
+	while (c->shn_next < t->n_ns) {
+		struct nvmet_ns *ns = &t->ns[c->shn_next++];
+
+		if (ns->fd < 0 || ns->readonly || !ns->vwc)
+			continue;
+		c->shn_aio = (struct bp_aio){ .op = BP_AIO_FDATASYNC, .fd = ns->fd, .done = shn_done, .arg = c };
+		if (!bp_aio_submit(&c->shn_th->nsq[ns->nsid - 1], &c->shn_aio))
+			return;
+		nvmet_log(t, BP_NVMET_LOG_ERROR, "cntlid %u: shutdown: cannot flush %s: %s", c->cntlid, ns->desc,
+			  bp_last_error());
+	}
+	/* Only this thread writes CSTS (the admin queue's, where Property Set runs). */
+	atomic_store(&c->csts, (atomic_load(&c->csts) & ~CSTS_SHST_MASK) | CSTS_SHST_CMPLT);
+	c->shn_busy = false;
+	nvmet_ctrl_put(c);
+}
+
+void nvmet_ctrl_shutdown(struct nvmet_ctrl *c, struct nvmet_queue *admin)
+{
+	if (c->shn_busy)
+		return;
+	c->shn_busy = true;
+	c->shn_next = 0;
+	c->shn_th = admin->th;
+	pthread_mutex_lock(&c->lock);
+	c->refs++; /* the controller stays until the last flush is back */
+	pthread_mutex_unlock(&c->lock);
+	atomic_store(&c->csts, (atomic_load(&c->csts) & ~CSTS_SHST_MASK) | CSTS_SHST_OCCURRING);
+	shn_step(c);
 }

@@ -21,7 +21,6 @@
 #define CC_IOCQES(cc) (((cc) >> 20) & 0xfu)
 #define CSTS_RDY 1u
 #define CSTS_CFS 2u
-#define CSTS_SHST_CMPLT (2u << 2)
 #define CSTS_SHST_MASK (3u << 2)
 
 bool nvmet_host_allowed(const struct bp_nvmet *t, const char *hostnqn)
@@ -187,12 +186,6 @@ static void exec_prop_get(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 	nvmet_complete(q, cmd, 0, v);
 }
 
-static void flush_all(struct bp_nvmet *t)
-{
-	for (int i = 0; i < t->n_ns; i++)
-		nvmet_ns_flush(&t->ns[i]);
-}
-
 /* Drop outstanding AERs without an answer: a reset aborts them on the host too. */
 static void drop_aers(struct nvmet_queue *q)
 {
@@ -205,6 +198,7 @@ static void exec_prop_set(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 {
 	struct nvmet_ctrl *c = q->ctrl;
 	uint32_t off = bp_get_le32(cmd->sqe + 44), old, cc, csts;
+	bool shutdown = false;
 
 	if ((cmd->sqe[40] & 1) || off != BP_NVME_REG_CC) {
 		nvmet_complete(q, cmd, BP_NVME_SC_INVALID_FIELD | BP_NVME_DNR, 0);
@@ -230,13 +224,15 @@ static void exec_prop_set(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 		drop_aers(q);
 	}
 	if (CC_SHN(cc) && !CC_SHN(old)) {
-		flush_all(q->t); /* a host shutting down expects its data on stable storage */
-		csts |= CSTS_SHST_CMPLT;
+		shutdown = true;
 		nvmet_log(q->t, BP_NVMET_LOG_INFO, "%s (cntlid %u): shutdown", q->peer, c->cntlid);
 	} else if (!CC_SHN(cc) && CC_SHN(old)) {
 		csts &= ~CSTS_SHST_MASK;
 	}
 	atomic_store(&c->csts, csts);
+	/* A host shutting down expects its data on stable storage: SHST says when it is. */
+	if (shutdown)
+		nvmet_ctrl_shutdown(c, q);
 	nvmet_complete(q, cmd, 0, 0);
 }
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The target's insides, shared by its files:
- *   ns.c         namespaces (ram, file): bounds-checked reads and writes
+ *   ns.c         namespaces (ram, file, block device): opening, what each supports,
+ *                the ram ones' synchronous accesses
  *   ctrl.c       controllers: registry, properties, keep-alive, teardown across loops
  *   queue.c      one TCP connection: PDU framing, transmit batch, poll-mode work
  *   fabrics.c    Connect, Property Get/Set
- *   admin.c  Identify, Get Log Page, features, keep alive, AER
- *   io.c     Read, Write (in-capsule and R2T/H2CData), Flush
+ *   admin.c      Identify, Get Log Page, features, keep alive, AER
+ *   io.c         Read, Write (in-capsule and R2T/H2CData), Flush, Write Zeroes,
+ *                Dataset Management: storage I/O through the thread's aio queues
  *   target.c     threads, listener, placement, counters
  */
 #ifndef BP_NVME_TARGET_INT_H
@@ -28,7 +30,10 @@
 #define NVMET_SEND_BUDGET 8           /* deferred commands restarted per send pass */
 #define NVMET_TXB_SIZE (64u * 1024)   /* transmit batch: small PDUs and small reads leave in one send */
 #define NVMET_TX_HIGH (4u << 20)      /* stop starting reads while this much waits to be sent */
-#define NVMET_BOUNCE_SIZE (128u * 1024) /* file reads and admin data, per queue */
+#define NVMET_BOUNCE_SIZE (128u * 1024) /* admin data, per queue */
+#define NVMET_BUF_KEEP (128u * 1024)  /* a command slot keeps its data buffer up to this size */
+#define NVMET_BUF_ALIGN 4096u         /* data buffers: enough for O_DIRECT on any device */
+#define NVMET_DRAIN_MS 30000          /* at stop: how long storage I/O in flight is waited for */
 #define NVMET_KAS 10                  /* Identify KAS: keep-alive granularity, 100 ms units */
 #define NVMET_CLOSED_KEEP 256         /* closed queues whose counters we keep for the report */
 
@@ -41,21 +46,34 @@ struct nvmet_ns {
 	uint32_t nsid;
 	enum bp_nvmet_ns_kind kind;
 	uint8_t *ram;
-	int fd;
+	int fd;                   /* file and block device: the I/O goes through the aio queues */
 	bool blockdev;
+	bool direct;              /* opened O_DIRECT: buffers, offsets and lengths block-aligned */
+	bool readonly;
+	bool vwc;                 /* a volatile write cache: Flush is an fdatasync */
+	bool can_zero;            /* Write Zeroes: fallocate(zero_mode) */
+	bool can_dealloc;         /* Dataset Management deallocate: fallocate(dealloc_mode) */
+	bool dealloc_zeroes;      /* deallocated blocks read as zeros */
+	int zero_mode, dealloc_mode;  /* FALLOC_FL_* */
 	uint64_t size;            /* bytes, a multiple of the block size */
 	uint64_t nblocks;
-	uint32_t lba_shift;       /* 9 or 12 */
+	uint32_t lba_shift;       /* 9..12 */
 	uint8_t nguid[16];        /* stable across restarts: derived from the NQN and nsid */
 	uint8_t uuid[16];
 	char desc[1100];          /* "ram:64M" / "file:/path" for logs */
 };
 int nvmet_ns_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, uint32_t nsid, const char *nqn);
 void nvmet_ns_close(struct nvmet_ns *ns);
-/* Reads/writes of len bytes at byte offset off (already bounds-checked by the caller). Return an NVMe status. */
-uint16_t nvmet_ns_read(struct nvmet_ns *ns, uint64_t off, void *buf, size_t len);
-uint16_t nvmet_ns_write(struct nvmet_ns *ns, uint64_t off, const void *buf, size_t len);
-uint16_t nvmet_ns_flush(struct nvmet_ns *ns);
+/* ram: zero [off, off+len): pages given back (they read as zeros), the edges cleared. */
+void nvmet_ns_ram_zero(struct nvmet_ns *ns, uint64_t off, uint64_t len);
+/*
+ * nvmet_storage_status - the NVMe status for a storage error (-errno) of a command
+ * with opcode opc: ENOSPC Capacity Exceeded; EROFS/EPERM/EACCES on a write
+ * Namespace Write Protected; EIO Unrecovered Read Error (reads) or Write Fault
+ * (everything else), which the host may retry; a device gone (ENODEV, ENXIO) and
+ * other errors the same with DNR; ENOMEM/EAGAIN Internal Error (retryable).
+ */
+uint16_t nvmet_storage_status(int err, uint8_t opc);
 
 /* ---- commands (per queue, preallocated at its depth) ---- */
 enum nvmet_cmd_state {
@@ -63,7 +81,10 @@ enum nvmet_cmd_state {
 	CMD_WAIT_DATA,            /* write: R2T sent, H2CData expected */
 	CMD_DEFERRED,             /* read: waits for room in the send queue */
 	CMD_AER,                  /* Asynchronous Event Request: kept outstanding */
+	CMD_STORAGE,              /* its storage I/O is in flight (cmd->aio) */
 };
+
+struct nvmet_queue;
 
 struct nvmet_cmd {
 	uint8_t sqe[BP_NVME_SQE_LEN];
@@ -77,6 +98,11 @@ struct nvmet_cmd {
 	uint32_t done;            /* H2CData bytes received so far */
 	uint16_t next_free;
 	uint16_t next_deferred;
+	struct nvmet_queue *q;    /* its queue (storage completions find their way back) */
+	struct bp_aio aio;        /* the storage I/O of this command, one at a time */
+	uint8_t *buf;             /* aligned data buffer: read data, write data, DSM ranges */
+	uint32_t buf_cap;
+	uint32_t step;            /* multi-step commands: DSM range, broadcast Flush nsid, WZ phase */
 };
 
 /* ---- queues ---- */
@@ -84,6 +110,7 @@ enum nvmet_qstate { Q_WAIT_IC = 0, Q_WAIT_CONNECT, Q_LIVE, Q_CLOSING };
 
 struct nvmet_thread;
 struct nvmet_ctrl;
+struct nvmet_ioq_kill;
 
 struct nvmet_queue {
 	struct bp_nvmet *t;
@@ -103,14 +130,18 @@ struct nvmet_queue {
 	struct nvmet_cmd *cmds;       /* [depth], allocated at Connect */
 	uint32_t ncmds;
 	struct nvmet_cmd scratch;     /* the Connect command, before the depth is known */
-	bool in_recv;                 /* inside on_recv: closing waits until it unwinds */
+	bool in_recv;                 /* inside on_recv or other work on q: closing waits until it unwinds */
 	bool killed;
 	uint16_t free_head;           /* 0xffff = none */
 	uint16_t def_head, def_tail;  /* deferred reads, FIFO; 0xffff = none */
 	uint32_t inflight;            /* commands holding a slot (AERs included) */
 	uint8_t *txb;                 /* transmit batch */
 	size_t txlen;
-	uint8_t *bounce;              /* file reads, admin data */
+	uint8_t *bounce;              /* admin data */
+	uint32_t io_inflight;         /* commands with storage I/O in flight */
+	bool zombie;                  /* closed with storage I/O in flight: freed by the last completion */
+	bool dirty;                   /* on the thread's dirty list: responses to send after the batch */
+	struct nvmet_queue *dirty_next;
 	struct bp_timer connect_timer;  /* until Connect: cfg.connect_timeout_ms */
 	/* poll mode */
 	struct bp_timer poll_timer;
@@ -120,7 +151,7 @@ struct nvmet_queue {
 	uint64_t pass_ops;            /* operations since the last pass was counted */
 	uint32_t logged;              /* error kinds already logged on this queue (once each) */
 	struct bp_nvmet_queue_stats st;
-	struct nvmet_queue *next, *prev;  /* the thread's list */
+	struct nvmet_queue *next, *prev;  /* the thread's list (of live queues, or of zombies) */
 };
 
 /* Error kinds logged once per queue. */
@@ -130,6 +161,9 @@ enum {
 	LOGGED_INVALID = 1u << 2,
 	LOGGED_IO = 1u << 3,
 	LOGGED_SEQ = 1u << 4,
+	LOGGED_RO = 1u << 5,
+	LOGGED_NOSPC = 1u << 6,
+	LOGGED_SHORT = 1u << 7,
 };
 
 /* queue.c */
@@ -159,6 +193,28 @@ void nvmet_send_c2h(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t 
 		    uint32_t data_len);
 void nvmet_count_error(struct nvmet_queue *q, uint16_t status);
 void nvmet_cmd_free(struct nvmet_queue *q, struct nvmet_cmd *cmd);
+/* nvmet_cmd_buf - cmd's aligned data buffer of at least len bytes (NULL: out of memory). */
+uint8_t *nvmet_cmd_buf(struct nvmet_cmd *cmd, uint32_t len);
+/* nvmet_cmd_buf_release - give back a buffer larger than a slot keeps (NVMET_BUF_KEEP). */
+void nvmet_cmd_buf_release(struct nvmet_cmd *cmd);
+/*
+ * nvmet_queue_io_end - cmd's storage I/O is back. Returns true if q lives on (act on
+ * the result, then nvmet_queue_mark_dirty); false if q was closed meanwhile (the
+ * command is dropped; the last one frees q).
+ */
+bool nvmet_queue_io_end(struct nvmet_queue *q, struct nvmet_cmd *cmd);
+/*
+ * nvmet_queue_work_begin / _end - around work on q outside its connection's own
+ * callbacks (timers, storage completions): a close meanwhile (the send failed, the
+ * controller went) waits until _end, which then closes and frees q. _end returns
+ * false if q is gone.
+ */
+void nvmet_queue_work_begin(struct nvmet_queue *q);
+bool nvmet_queue_work_end(struct nvmet_queue *q);
+/* nvmet_queue_mark_dirty - send q's responses at the end of the completion batch. */
+void nvmet_queue_mark_dirty(struct nvmet_queue *q);
+/* nvmet_thread_flush_dirty - the batch is over: a send pass for every queue with new responses. */
+void nvmet_thread_flush_dirty(struct nvmet_thread *th);
 
 /* ---- controllers (ctrl.c) ---- */
 struct nvmet_ioq_ref {
@@ -181,7 +237,12 @@ struct nvmet_ctrl {
 	struct bp_timer ka_timer;
 	uint64_t ka_last_ns;
 	uint32_t aen_cfg;
-	uint32_t feat_vwc, feat_temp, feat_arb, feat_power, feat_err;
+	_Atomic uint32_t feat_vwc;    /* 0: the host turned the write cache off, writes go FUA */
+	uint32_t feat_temp, feat_arb, feat_power, feat_err;
+	struct bp_aio shn_aio;        /* CC.SHN: the namespaces' fdatasync, one after the other */
+	struct nvmet_thread *shn_th;  /* on the admin queue's thread */
+	int shn_next;                 /* the next namespace index to flush */
+	bool shn_busy;
 	/* shared (I/O queues read csts; Connect on any loop installs queues) */
 	_Atomic uint32_t csts;
 	pthread_mutex_t lock;         /* refs, dead, nr_io_queues, ioq[] */
@@ -200,8 +261,16 @@ uint16_t nvmet_ctrl_attach_ioq(struct bp_nvmet *t, struct nvmet_queue *q, const 
 void nvmet_ctrl_detach(struct nvmet_queue *q);
 /* Reset (CC.EN 1->0) or death: close the I/O queues on their loops. */
 void nvmet_ctrl_kill_ioqs(struct nvmet_ctrl *c);
+/* nvmet_ctrl_free_kills - the closes posted to loops that stopped before running them. */
+void nvmet_ctrl_free_kills(struct bp_nvmet *t);
 void nvmet_ctrl_put(struct nvmet_ctrl *c);
 void nvmet_ctrl_keep_alive(struct nvmet_ctrl *c);
+/*
+ * nvmet_ctrl_shutdown - CC.SHN: fdatasync every namespace with a write cache
+ * through admin's thread's storage queues, CSTS.SHST "occurring" meanwhile and
+ * "complete" after (as the host polls it).
+ */
+void nvmet_ctrl_shutdown(struct nvmet_ctrl *c, struct nvmet_queue *admin);
 uint64_t nvmet_ctrl_cap(const struct bp_nvmet *t, const struct nvmet_ctrl *c);
 
 /* ---- commands (fabrics.c, admin.c, io.c) ---- */
@@ -226,6 +295,9 @@ struct nvmet_thread {
 	struct bp_loop *loop;
 	struct nvmet_queue *queues;
 	uint32_t nqueues;
+	struct bp_aio_queue nsq[BP_NVMET_MAX_NS];  /* each namespace's storage queue on this loop */
+	struct nvmet_queue *dirty;                 /* queues with responses from storage completions */
+	struct nvmet_queue *zombies;               /* closed, waiting for their last storage I/O */
 };
 
 struct bp_nvmet {
@@ -242,8 +314,9 @@ struct bp_nvmet {
 	atomic_uint_fast64_t next_queue_id;
 	atomic_int conns;
 	atomic_bool stopping;
-	pthread_mutex_t lock;         /* controllers, closed-queue counters */
+	pthread_mutex_t lock;         /* controllers, closed-queue counters, posted closes, stopping */
 	struct nvmet_ctrl *ctrls;
+	struct nvmet_ioq_kill *kills; /* closes posted to I/O queues' loops, not yet run (ctrl.c) */
 	uint16_t next_cntlid;
 	struct bp_nvmet_queue_stats closed[NVMET_CLOSED_KEEP];
 	uint32_t n_closed;            /* total ever closed; closed[] is a ring */

@@ -12,6 +12,12 @@
  * Send pass: small PDUs (responses, R2Ts, small reads) collect in a transmit batch
  * and leave in one send; reads parked because the socket was backed up restart.
  *
+ * Storage completions (io.c) queue their responses and put the queue on its
+ * thread's dirty list; once the batch of completions is over, each dirty queue
+ * gets a send pass. A queue closed with storage I/O in flight stays allocated (a
+ * zombie, on the thread's zombie list only) until its last I/O is back: the kernel
+ * is still writing into its buffers.
+ *
  * Poll mode (--poll-period-us N), the heart of nvmet's idle_poll_period: once a
  * pass did work, the queue's work re-arms itself on its loop every iteration (a
  * zero timer plus a non-blocking wait) instead of going back to sleep; operations
@@ -31,6 +37,7 @@
 #include "base/bytes.h"
 
 static void queue_destroy(struct nvmet_queue *q);
+static void queue_free(struct nvmet_queue *q);
 
 /* ---- transmit batch ---- */
 
@@ -120,10 +127,37 @@ void nvmet_send_c2h(struct nvmet_queue *q, struct nvmet_cmd *cmd, const uint8_t 
 
 /* ---- commands ---- */
 
+uint8_t *nvmet_cmd_buf(struct nvmet_cmd *cmd, uint32_t len)
+{
+	void *p = NULL;
+	uint32_t cap = (len + NVMET_BUF_ALIGN - 1) & ~(NVMET_BUF_ALIGN - 1);
+
+	if (cmd->buf && cmd->buf_cap >= len)
+		return cmd->buf;
+	free(cmd->buf);
+	cmd->buf = NULL;
+	cmd->buf_cap = 0;
+	if (posix_memalign(&p, NVMET_BUF_ALIGN, cap ? cap : NVMET_BUF_ALIGN))
+		return NULL;
+	cmd->buf = p;
+	cmd->buf_cap = cap;
+	return cmd->buf;
+}
+
+void nvmet_cmd_buf_release(struct nvmet_cmd *cmd)
+{
+	if (cmd->buf_cap <= NVMET_BUF_KEEP)
+		return;
+	free(cmd->buf);
+	cmd->buf = NULL;
+	cmd->buf_cap = 0;
+}
+
 void nvmet_cmd_free(struct nvmet_queue *q, struct nvmet_cmd *cmd)
 {
 	if (!q->cmds || cmd < q->cmds || cmd >= q->cmds + q->ncmds)
 		return; /* the pre-Connect scratch command */
+	nvmet_cmd_buf_release(cmd);
 	cmd->state = CMD_FREE;
 	cmd->next_free = q->free_head;
 	q->free_head = cmd->idx;
@@ -202,9 +236,25 @@ void nvmet_queue_kill(struct nvmet_queue *q, const char *why)
 	q->killed = true;
 	q->state = Q_CLOSING;
 	if (q->in_recv)
-		return; /* q_recv finishes the job when it unwinds */
+		return; /* the work under way finishes the job when it unwinds */
 	bp_conn_close(q->conn);
 	queue_destroy(q);
+}
+
+void nvmet_queue_work_begin(struct nvmet_queue *q)
+{
+	q->in_recv = true;
+}
+
+bool nvmet_queue_work_end(struct nvmet_queue *q)
+{
+	q->in_recv = false;
+	if (!q->killed)
+		return true;
+	if (q->conn)
+		bp_conn_close(q->conn); /* nothing if the conn already failed */
+	queue_destroy(q);
+	return false;
 }
 
 /* ---- PDUs ---- */
@@ -263,6 +313,7 @@ int nvmet_queue_set_depth(struct nvmet_queue *q, uint32_t depth)
 	q->ncmds = depth;
 	q->depth = depth;
 	for (uint32_t i = 0; i < depth; i++) {
+		q->cmds[i].q = q;
 		q->cmds[i].idx = (uint16_t)i;
 		q->cmds[i].next_free = (uint16_t)(i + 1 < depth ? i + 1 : 0xffff);
 	}
@@ -406,8 +457,67 @@ static void poll_work(struct bp_loop *loop, void *arg)
 	struct nvmet_queue *q = arg;
 
 	(void)loop;
+	nvmet_queue_work_begin(q);
 	send_pass(q);
-	pass_done(q);
+	if (nvmet_queue_work_end(q))
+		pass_done(q);
+}
+
+/* ---- storage completions ---- */
+
+bool nvmet_queue_io_end(struct nvmet_queue *q, struct nvmet_cmd *cmd)
+{
+	q->io_inflight--;
+	if (!q->zombie)
+		return true;
+	nvmet_cmd_buf_release(cmd);
+	if (q->io_inflight)
+		return false;
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		q->th->zombies = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	queue_free(q);
+	return false;
+}
+
+void nvmet_queue_mark_dirty(struct nvmet_queue *q)
+{
+	if (q->dirty || q->zombie || q->state == Q_CLOSING)
+		return;
+	q->dirty = true;
+	q->dirty_next = q->th->dirty;
+	q->th->dirty = q;
+}
+
+void nvmet_thread_flush_dirty(struct nvmet_thread *th)
+{
+	struct nvmet_queue *q;
+
+	while ((q = th->dirty)) {
+		th->dirty = q->dirty_next;
+		q->dirty = false;
+		nvmet_queue_work_begin(q);
+		send_pass(q);
+		if (!nvmet_queue_work_end(q))
+			continue;
+		/* While polling, the poll work counts the pass (once per loop iteration). */
+		if (!q->polling)
+			pass_done(q);
+	}
+}
+
+static void dirty_remove(struct nvmet_queue *q)
+{
+	for (struct nvmet_queue **pp = &q->th->dirty; *pp; pp = &(*pp)->dirty_next) {
+		if (*pp == q) {
+			*pp = q->dirty_next;
+			break;
+		}
+	}
+	q->dirty = false;
 }
 
 static size_t q_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -418,7 +528,7 @@ static size_t q_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 
 	if (q->state == Q_CLOSING)
 		return len; /* a TermReq is on its way: nothing more is read */
-	q->in_recv = true;
+	nvmet_queue_work_begin(q);
 	while (off < len && q->state != Q_CLOSING) {
 		struct bp_nvme_tcp_pdu pdu;
 		struct bp_nvme_tcp_err err;
@@ -440,12 +550,8 @@ static size_t q_recv(struct bp_conn *c, const uint8_t *data, size_t len)
 		if (++handled % NVMET_RECV_BUDGET == 0)
 			send_pass(q);
 	}
-	q->in_recv = false;
-	if (q->killed) {
-		bp_conn_close(c);
-		queue_destroy(q);
+	if (!nvmet_queue_work_end(q))
 		return len;
-	}
 	send_pass(q);
 	/* While polling, the poll work counts the pass (once per loop iteration). */
 	if (!q->polling)
@@ -470,12 +576,28 @@ static void q_close(struct bp_conn *c, int err, const char *syscall)
 	else
 		nvmet_log(q->t, BP_NVMET_LOG_DEBUG, "%s (cntlid %d qid %u): connection closed", q->peer,
 			  q->ctrl ? q->ctrl->cntlid : -1, q->qid);
+	if (q->in_recv) {
+		/* A send failed under work on q (a timer, a storage completion): it ends the queue. */
+		q->killed = true;
+		q->state = Q_CLOSING;
+		return;
+	}
 	queue_destroy(q);
 }
 
 static const struct bp_conn_ops queue_ops = { .on_recv = q_recv, .on_drain = q_drain, .on_close = q_close };
 
 /* ---- life ---- */
+
+static void queue_free(struct nvmet_queue *q)
+{
+	for (uint32_t i = 0; i < q->ncmds; i++)
+		free(q->cmds[i].buf);
+	free(q->cmds);
+	free(q->txb);
+	free(q->bounce);
+	free(q);
+}
 
 static void queue_destroy(struct nvmet_queue *q)
 {
@@ -495,11 +617,21 @@ static void queue_destroy(struct nvmet_queue *q)
 	if (q->next)
 		q->next->prev = q->prev;
 	th->nqueues--;
+	if (q->dirty)
+		dirty_remove(q);
 	atomic_fetch_sub(&q->t->conns, 1);
-	free(q->cmds);
-	free(q->txb);
-	free(q->bounce);
-	free(q);
+	if (q->io_inflight) {
+		/* The kernel still works on some of its commands' buffers: free it with the last. */
+		q->zombie = true;
+		q->conn = NULL;
+		q->prev = NULL;
+		q->next = th->zombies;
+		if (q->next)
+			q->next->prev = q;
+		th->zombies = q;
+		return;
+	}
+	queue_free(q);
 }
 
 void nvmet_queue_free_all(struct nvmet_thread *th)

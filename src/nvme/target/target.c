@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The target: namespaces opened once, N loop threads, one listener, connections
- * placed on loops by NAPI id (bp_placer), SO_PRIORITY on every accepted socket,
- * and the per-queue counters gathered from each loop on its own thread.
+ * The target: namespaces opened once, N loop threads (each with one storage queue
+ * per namespace: the device's bounded depth on that loop), one listener,
+ * connections placed on loops by NAPI id (bp_placer), SO_PRIORITY on every
+ * accepted socket, and the per-queue counters gathered from each loop on its own
+ * thread. At stop each thread closes its queues and waits for their storage I/O.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +40,7 @@ void bp_nvmet_cfg_defaults(struct bp_nvmet_cfg *cfg)
 	cfg->inline_data = 8192;
 	cfg->maxh2cdata = 128u * 1024;
 	cfg->connect_timeout_ms = 10000;
+	cfg->io_depth = 128;
 	cfg->log_level = BP_NVMET_LOG_INFO;
 }
 
@@ -76,6 +79,11 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	char peer[64] = "?";
 
 	(void)l;
+	if (atomic_load(&t->stopping)) {
+		/* the loops are being joined (draining their storage I/O meanwhile): no new queue */
+		close(fd);
+		return;
+	}
 	if ((uint32_t)atomic_fetch_add(&t->conns, 1) >= t->cfg.max_conns) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -122,13 +130,27 @@ static void on_accept_error(struct bp_listener *l, int err, void *arg)
 
 /* ---- threads ---- */
 
+/* A batch of storage completions on this thread is over: send what they answered. */
+static void storage_batch(struct bp_aio_queue *q, void *arg)
+{
+	(void)q;
+	nvmet_thread_flush_dirty(arg);
+}
+
 static int thread_setup(struct bp_loop *loop, void *arg)
 {
 	struct nvmet_thread *th = arg;
+	int ret;
 
 	th->loop = loop;
 	th->t->loops[th->idx] = loop;
 	bp_loop_set_data(loop, th);
+	for (int i = 0; i < th->t->n_ns; i++) {
+		ret = bp_aio_queue_init(&th->nsq[i], loop, th->t->cfg.io_depth);
+		if (ret)
+			return ret;
+		bp_aio_queue_on_batch(&th->nsq[i], storage_batch, th);
+	}
 	return 0;
 }
 
@@ -136,8 +158,11 @@ static void thread_teardown(struct bp_loop *loop, void *arg)
 {
 	struct nvmet_thread *th = arg;
 
-	(void)loop;
 	nvmet_queue_free_all(th);
+	/* Queues closed with storage I/O in flight are freed as it comes back. */
+	if (bp_aio_drain(loop, NVMET_DRAIN_MS))
+		nvmet_log(th->t, BP_NVMET_LOG_ERROR, "thread %d: %s at stop; their buffers stay allocated", th->idx,
+			  bp_last_error());
 }
 
 /* Run fn on a loop's thread and wait for it (start-up only). */
@@ -234,6 +259,9 @@ static int cfg_check(const struct bp_nvmet_cfg *c)
 		return bp_set_last_error(-EINVAL, "maxh2cdata %u: 4096..16M, a multiple of 4", c->maxh2cdata);
 	if (!c->max_conns)
 		return bp_set_last_error(-EINVAL, "--max-conns: at least 1");
+	if (!c->io_depth || c->io_depth > BP_AIO_MAX_DEPTH)
+		return bp_set_last_error(-EINVAL, "--io-depth %u: must be between 1 and %u", c->io_depth,
+					 BP_AIO_MAX_DEPTH);
 	return 0;
 }
 
@@ -260,6 +288,7 @@ static void target_free(struct bp_nvmet *t)
 		free(c->ioq);
 		free(c);
 	}
+	nvmet_ctrl_free_kills(t);
 	bp_placer_destroy(t->placer);
 	pthread_mutex_destroy(&t->lock);
 	pthread_mutex_destroy(&t->log_lock);
@@ -325,11 +354,37 @@ uint16_t bp_nvmet_port(const struct bp_nvmet *t)
 	return t->port;
 }
 
+int bp_nvmet_ns_info(const struct bp_nvmet *t, int i, struct bp_nvmet_ns_info *info)
+{
+	const struct nvmet_ns *ns;
+
+	if (i < 0 || i >= t->n_ns)
+		return -ENOENT;
+	ns = &t->ns[i];
+	memset(info, 0, sizeof(*info));
+	info->nsid = ns->nsid;
+	info->kind = ns->kind;
+	info->blockdev = ns->blockdev;
+	info->direct = ns->direct;
+	info->read_only = ns->readonly;
+	info->write_cache = ns->vwc;
+	info->write_zeroes = ns->can_zero;
+	info->deallocate = ns->can_dealloc;
+	info->dealloc_zeroes = ns->dealloc_zeroes;
+	info->block_size = 1u << ns->lba_shift;
+	info->size = ns->size;
+	snprintf(info->desc, sizeof(info->desc), "%s", ns->desc);
+	return 0;
+}
+
 void bp_nvmet_stop(struct bp_nvmet *t)
 {
 	if (!t)
 		return;
+	/* Under the lock: a controller's close posted to a loop is either in flight now or never. */
+	pthread_mutex_lock(&t->lock);
 	atomic_store(&t->stopping, true);
+	pthread_mutex_unlock(&t->lock);
 	for (int i = 0; i < t->nthreads; i++)
 		bp_loop_thread_join(t->th[i].lt, thread_teardown, &t->th[i]);
 	target_free(t);
@@ -337,53 +392,121 @@ void bp_nvmet_stop(struct bp_nvmet *t)
 
 /* ---- counters ---- */
 
-struct snap {
-	struct bp_nvmet_queue_stats *out;
-	size_t max, n;
+/* Run fn(th, arg) on every loop's own thread, one at a time, and wait for all of them. */
+struct each_loop {
+	void (*fn)(struct nvmet_thread *th, void *arg);
+	void *arg;
 	int pending;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 };
 
-static void snap_on_loop(struct bp_loop *loop, void *arg)
+static void each_loop_run(struct bp_loop *loop, void *p)
+{
+	struct each_loop *e = p;
+
+	pthread_mutex_lock(&e->lock);
+	e->fn(bp_loop_data(loop), e->arg);
+	if (--e->pending == 0)
+		pthread_cond_signal(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void on_every_loop(struct bp_nvmet *t, void (*fn)(struct nvmet_thread *, void *), void *arg)
+{
+	struct each_loop e = { .fn = fn, .arg = arg };
+
+	pthread_mutex_init(&e.lock, NULL);
+	pthread_cond_init(&e.cond, NULL);
+	pthread_mutex_lock(&e.lock);
+	for (int i = 0; i < t->nthreads; i++)
+		if (!bp_loop_post(t->loops[i], each_loop_run, &e))
+			e.pending++;
+	while (e.pending)
+		pthread_cond_wait(&e.cond, &e.lock);
+	pthread_mutex_unlock(&e.lock);
+	pthread_cond_destroy(&e.cond);
+	pthread_mutex_destroy(&e.lock);
+}
+
+struct snap {
+	struct bp_nvmet_queue_stats *out;
+	size_t max, n;
+};
+
+static void snap_thread(struct nvmet_thread *th, void *arg)
 {
 	struct snap *s = arg;
-	struct nvmet_thread *th = bp_loop_data(loop);
 
-	pthread_mutex_lock(&s->lock);
 	for (struct nvmet_queue *q = th->queues; q; q = q->next)
 		if (s->n < s->max)
 			s->out[s->n++] = q->st;
-	if (--s->pending == 0)
-		pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
 }
 
 int bp_nvmet_snapshot(struct bp_nvmet *t, struct bp_nvmet_queue_stats *out, size_t max, size_t *n)
 {
 	struct snap s = { .out = out, .max = max };
+	uint32_t kept;
 
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.cond, NULL);
-	pthread_mutex_lock(&s.lock);
-	for (int i = 0; i < t->nthreads; i++)
-		if (!bp_loop_post(t->loops[i], snap_on_loop, &s))
-			s.pending++;
-	while (s.pending)
-		pthread_cond_wait(&s.cond, &s.lock);
-	pthread_mutex_unlock(&s.lock);
+	on_every_loop(t, snap_thread, &s);
 	pthread_mutex_lock(&t->lock);
-	{
-		uint32_t kept = t->n_closed < NVMET_CLOSED_KEEP ? t->n_closed : NVMET_CLOSED_KEEP;
-
-		for (uint32_t i = 0; i < kept && s.n < max; i++)
-			out[s.n++] = t->closed[(t->n_closed - kept + i) % NVMET_CLOSED_KEEP];
-	}
+	kept = t->n_closed < NVMET_CLOSED_KEEP ? t->n_closed : NVMET_CLOSED_KEEP;
+	for (uint32_t i = 0; i < kept && s.n < max; i++)
+		out[s.n++] = t->closed[(t->n_closed - kept + i) % NVMET_CLOSED_KEEP];
 	pthread_mutex_unlock(&t->lock);
-	pthread_cond_destroy(&s.cond);
-	pthread_mutex_destroy(&s.lock);
 	*n = s.n;
 	return 0;
+}
+
+struct storage_snap {
+	struct bp_nvmet_storage_stats *out;
+	size_t max, n;
+};
+
+static void storage_snap_thread(struct nvmet_thread *th, void *arg)
+{
+	struct storage_snap *s = arg;
+
+	for (int i = 0; i < th->t->n_ns && s->n < s->max; i++) {
+		if (th->t->ns[i].ram)
+			continue;
+		s->out[s->n].thread = th->idx;
+		s->out[s->n].nsid = (uint32_t)i + 1;
+		bp_aio_queue_stats(&th->nsq[i], &s->out[s->n].aio);
+		s->n++;
+	}
+}
+
+int bp_nvmet_storage_snapshot(struct bp_nvmet *t, struct bp_nvmet_storage_stats *out, size_t max, size_t *n)
+{
+	struct storage_snap s = { .out = out, .max = max };
+
+	on_every_loop(t, storage_snap_thread, &s);
+	*n = s.n;
+	return 0;
+}
+
+/* The storage queues: one line per thread and namespace, each starting "storage". */
+static void print_storage(struct bp_nvmet *t, FILE *out)
+{
+	size_t max = (size_t)t->nthreads * (size_t)t->n_ns, n = 0;
+	struct bp_nvmet_storage_stats *st = calloc(max ? max : 1, sizeof(*st));
+
+	if (!st)
+		return;
+	bp_nvmet_storage_snapshot(t, st, max, &n);
+	if (!n) {
+		free(st);
+		return;
+	}
+	fprintf(out, "%-7s %-3s %-4s %5s %8s %12s %7s %12s %10s %12s %8s\n", "storage", "thr", "nsid", "depth",
+		"inflight", "max_inflight", "waiting", "submitted", "waited", "completed", "errors");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%-7s %-3d %-4u %5u %8u %12u %7u %12llu %10llu %12llu %8llu\n", "storage", st[i].thread,
+			st[i].nsid, st[i].aio.depth, st[i].aio.inflight, st[i].aio.max_inflight, st[i].aio.waiting,
+			(unsigned long long)st[i].aio.submitted, (unsigned long long)st[i].aio.waited,
+			(unsigned long long)st[i].aio.completed, (unsigned long long)st[i].aio.errors);
+	free(st);
 }
 
 void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
@@ -393,22 +516,26 @@ void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
 
 	if (!st)
 		return;
+	print_storage(t, out);
 	bp_nvmet_snapshot(t, st, max, &n);
-	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10s %10s %10s %8s %8s %12s %12s %8s %12s %10s\n", "queue",
-		"cntlid", "qid", "thr", "peer", "state", "commands", "reads", "writes", "flushes", "r2ts", "bytes_in",
-		"bytes_out", "errors", "poll_passes", "idle_exits");
+	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10s %10s %10s %8s %8s %12s %12s %8s %12s %10s %8s %8s %8s\n",
+		"queue", "cntlid", "qid", "thr", "peer", "state", "commands", "reads", "writes", "flushes", "r2ts",
+		"bytes_in", "bytes_out", "errors", "poll_passes", "idle_exits", "zeroes", "deallocs", "st_errs");
 	for (size_t i = 0; i < n; i++) {
 		const struct bp_nvmet_queue_stats *q = &st[i];
 		char cntlid[8] = "-";
 
 		if (q->cntlid != 0xffff)
 			snprintf(cntlid, sizeof(cntlid), "%u", q->cntlid);
-		fprintf(out, "%-6llu %-6s %-4u %-3d %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu %10llu\n",
+		fprintf(out, "%-6llu %-6s %-4u %-3d %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu "
+			"%10llu %8llu %8llu %8llu\n",
 			(unsigned long long)q->queue_id, cntlid, q->qid, q->thread, q->peer, q->live ? "live" : "closed",
 			(unsigned long long)q->commands, (unsigned long long)q->reads, (unsigned long long)q->writes,
 			(unsigned long long)q->flushes, (unsigned long long)q->r2ts, (unsigned long long)q->bytes_in,
 			(unsigned long long)q->bytes_out, (unsigned long long)q->errors,
-			(unsigned long long)q->poll_passes, (unsigned long long)q->idle_exits);
+			(unsigned long long)q->poll_passes, (unsigned long long)q->idle_exits,
+			(unsigned long long)q->write_zeroes, (unsigned long long)q->deallocs,
+			(unsigned long long)q->storage_errors);
 		tot.commands += q->commands;
 		tot.reads += q->reads;
 		tot.writes += q->writes;
@@ -419,12 +546,18 @@ void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
 		tot.errors += q->errors;
 		tot.poll_passes += q->poll_passes;
 		tot.idle_exits += q->idle_exits;
+		tot.write_zeroes += q->write_zeroes;
+		tot.deallocs += q->deallocs;
+		tot.storage_errors += q->storage_errors;
 	}
-	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu %10llu\n",
+	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu %10llu "
+		"%8llu %8llu %8llu\n",
 		"total", "", "", "", "", "", (unsigned long long)tot.commands, (unsigned long long)tot.reads,
 		(unsigned long long)tot.writes, (unsigned long long)tot.flushes, (unsigned long long)tot.r2ts,
 		(unsigned long long)tot.bytes_in, (unsigned long long)tot.bytes_out, (unsigned long long)tot.errors,
-		(unsigned long long)tot.poll_passes, (unsigned long long)tot.idle_exits);
+		(unsigned long long)tot.poll_passes, (unsigned long long)tot.idle_exits,
+		(unsigned long long)tot.write_zeroes, (unsigned long long)tot.deallocs,
+		(unsigned long long)tot.storage_errors);
 	if (t->n_closed > NVMET_CLOSED_KEEP)
 		fprintf(out, "(%u closed queues before these are not shown)\n", t->n_closed - NVMET_CLOSED_KEEP);
 	fflush(out);

@@ -445,6 +445,7 @@ static const char *status_name(uint16_t sct_sc)
 	case BP_NVME_SC_LBA_RANGE: return "LBA Out of Range";
 	case BP_NVME_SC_CAP_EXCEEDED: return "Capacity Exceeded";
 	case BP_NVME_SC_NS_NOT_READY: return "Namespace Not Ready";
+	case BP_NVME_SC_NS_WRITE_PROTECTED: return "Namespace is Write Protected";
 	case BP_NVME_SC_INVALID_LOG_PAGE: return "Invalid Log Page";
 	case BP_NVME_SC_FEAT_NOT_SAVEABLE: return "Feature Identifier Not Saveable";
 	case BP_NVME_SC_FEAT_NOT_CHANGEABLE: return "Feature Not Changeable";

@@ -32,6 +32,7 @@
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
+#include "tools/bed/xps.h"
 
 #include "tools/common/commands.h"
 #include "tools/common/emit.h"
@@ -77,7 +78,8 @@ static const struct opt_spec tb_specs[] = {
 	{ .name = "name", .kind = OPT_CUSTOM, .parse = parse_name, .arg = "N",
 	  .help = "the bed's name: 1.." STR(BP_TESTBED_NAME_MAX) " of A-Z a-z 0-9 _ -", .dflt = DEFAULT_NAME },
 	{ .name = "queues", .kind = OPT_INT, OPT_FIELD(struct tb_cli, queues), .lo = 1, .hi = BP_TESTBED_MAX_QUEUES,
-	  .arg = "N", .help = "up: receive/transmit queues (= NAPIs) per end, 1.." STR(BP_TESTBED_MAX_QUEUES),
+	  .arg = "N", .help = "up: receive/transmit queues (= NAPIs) per end, 1.." STR(BP_TESTBED_MAX_QUEUES)
+			      ";\ntx queue i sends what came in on rx queue i (XPS)",
 	  .dflt = OPT_DFLT_FIELD },
 	{ .name = "threaded", .kind = OPT_FLAG, OPT_FIELD(struct tb_cli, threaded),
 	  .help = "up: threaded NAPI on both ends" },
@@ -148,6 +150,8 @@ static int parse_cli(int argc, char **argv, struct tb_cli *c, char *err, size_t 
 struct end_state {
 	int gro;        /* 1 on, 0 off, -1 unknown */
 	int up;         /* IFF_UP: 1, 0, -1 unknown */
+	int xps[BP_TESTBED_MAX_QUEUES];  /* the rx queue of each tx queue (xps_rxqs); -1 any */
+	int nxps;       /* tx queues; -1 unknown */
 	struct bp_napi_info napi[BP_TESTBED_MAX_QUEUES];
 	int nnapi;
 };
@@ -190,6 +194,8 @@ static int read_end(const struct bp_testbed *tb, int side, struct end_state *st)
 	}
 	/* coming back matters more than the read: the caller goes on in its namespace */
 	rc2 = bp_netns_restore(saved);
+	if (!rc && !rc2)
+		st->nxps = bp_netns_xps_read(tb->ns[side], tb->dev[side], st->xps, BP_TESTBED_MAX_QUEUES);
 	return rc ? rc : rc2;
 }
 
@@ -274,6 +280,18 @@ static void print_table(FILE *out, const struct bp_testbed *tb, const struct end
 			(int)sizeof(tb->ns[0]) / 2, tb->ns[i], tb->dev[i], addr, tb->ifindex[i],
 			tristate(st[i].gro, "on", "off"), tristate(st[i].up, "up", "down"));
 	}
+	for (int i = 0; i < 2; i++) {
+		char map[BP_TESTBED_MAX_QUEUES * 16];
+		bool symmetric;
+
+		if (st[i].nxps <= 0) {
+			fprintf(out, "%-5ctx->rx queues: ? (xps_rxqs not readable)\n", 'a' + i);
+			continue;
+		}
+		symmetric = bp_xps_format(st[i].xps, st[i].nxps, map, sizeof(map));
+		fprintf(out, "%-5ctx->rx queues: %s (%s)\n", 'a' + i, map,
+			symmetric ? "symmetric: a reply leaves on its request's queue" : "not symmetric");
+	}
 	fprintf(out, "\nNAPI instances (timeouts in ns):\n");
 	napi_table_header(out, "SIDE");
 	for (int i = 0; i < 2; i++) {
@@ -323,6 +341,15 @@ static void em_end_record(struct emit *e, const struct bp_testbed *tb, const str
 		for (int j = 0; j < st->nnapi; j++)
 			ids[j] = st->napi[j].id;
 		em_list(e, "napi_ids", ids, (size_t)st->nnapi);
+	}
+	{
+		int64_t rxq[BP_TESTBED_MAX_QUEUES];
+		size_t n = st->nxps > 0 ? (size_t)st->nxps : 0;
+
+		/* the rx queue each tx queue sends for (XPS); -1 any */
+		for (size_t j = 0; j < n; j++)
+			rxq[j] = st->xps[j];
+		em_list(e, "xps_rxqs", rxq, n);
 	}
 	em_end(e);
 }

@@ -15,6 +15,7 @@
 
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
+#include "tools/bed/xps.h"
 #include <busypoll/loop.h>
 
 #include "base/error.h"
@@ -60,7 +61,17 @@ int bp_netns_restore(int fd)
 struct knob_reply {
 	int rc;
 	uint64_t value;
+	int map[BP_TESTBED_MAX_QUEUES];   /* XPS: rx queue of each tx queue */
 	char msg[224];
+};
+
+/* What a child does inside the namespace (its sysfs mounted), into r. */
+struct knob_job {
+	const char *dev, *knob;
+	bool set;
+	uint64_t value;
+	int queues;
+	int (*fn)(const struct knob_job *job, struct knob_reply *r);
 };
 
 /*
@@ -85,8 +96,8 @@ static int child_sysfs(const char *nsname)
 	return 0;
 }
 
-static int netns_knob(const char *nsname, const char *dev, const char *knob, bool set,
-		      uint64_t *value)
+/* Run job in a child inside nsname with its own sysfs; its reply comes back through a pipe. */
+static int netns_child(const char *nsname, const struct knob_job *job, struct knob_reply *out)
 {
 	struct knob_reply r = { 0 };
 	int pfd[2], status, err;
@@ -106,9 +117,8 @@ static int netns_knob(const char *nsname, const char *dev, const char *knob, boo
 		close(pfd[0]);
 		r.rc = child_sysfs(nsname);
 		if (!r.rc)
-			r.rc = set ? bp_dev_set_knob(dev, knob, *value)
-				   : bp_dev_get_knob(dev, knob, &r.value);
-		if (r.rc)
+			r.rc = job->fn(job, &r);
+		if (r.rc < 0)
 			snprintf(r.msg, sizeof(r.msg), "%s", bp_last_error());
 		_exit(write(pfd[1], &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : 1);
 	}
@@ -125,21 +135,61 @@ static int netns_knob(const char *nsname, const char *dev, const char *knob, boo
 		return bp_err_sys("read(knob child)", err);
 	if (n != (ssize_t)sizeof(r))
 		return bp_err_set(-EIO, "netns %s: the sysfs child died (status 0x%x)", nsname, status);
-	if (r.rc)
+	if (r.rc < 0)
 		return bp_err_set(r.rc, "netns %s: %s", nsname, r.msg);
-	if (!set)
-		*value = r.value;
-	return 0;
+	*out = r;
+	return r.rc;
+}
+
+static int knob_fn(const struct knob_job *job, struct knob_reply *r)
+{
+	return job->set ? bp_dev_set_knob(job->dev, job->knob, job->value)
+			: bp_dev_get_knob(job->dev, job->knob, &r->value);
 }
 
 int bp_netns_dev_get_knob(const char *nsname, const char *dev, const char *knob,
 			  uint64_t *value)
 {
-	return netns_knob(nsname, dev, knob, false, value);
+	struct knob_job job = { .dev = dev, .knob = knob, .fn = knob_fn };
+	struct knob_reply r;
+	int rc = netns_child(nsname, &job, &r);
+
+	if (!rc)
+		*value = r.value;
+	return rc;
 }
 
 int bp_netns_dev_set_knob(const char *nsname, const char *dev, const char *knob,
 			  uint64_t value)
 {
-	return netns_knob(nsname, dev, knob, true, &value);
+	struct knob_job job = { .dev = dev, .knob = knob, .set = true, .value = value, .fn = knob_fn };
+	struct knob_reply r;
+
+	return netns_child(nsname, &job, &r);
+}
+
+static int xps_fn(const struct knob_job *job, struct knob_reply *r)
+{
+	if (job->set)
+		return bp_xps_set_symmetric(job->dev, job->queues);
+	return bp_xps_read(job->dev, r->map, BP_TESTBED_MAX_QUEUES);
+}
+
+int bp_netns_xps_set_symmetric(const char *nsname, const char *dev, int queues)
+{
+	struct knob_job job = { .dev = dev, .set = true, .queues = queues, .fn = xps_fn };
+	struct knob_reply r;
+
+	return netns_child(nsname, &job, &r);
+}
+
+int bp_netns_xps_read(const char *nsname, const char *dev, int *rxq_of_tx, int max)
+{
+	struct knob_job job = { .dev = dev, .fn = xps_fn };
+	struct knob_reply r;
+	int n = netns_child(nsname, &job, &r);
+
+	for (int i = 0; i < n && i < max; i++)
+		rxq_of_tx[i] = r.map[i];
+	return n;
 }

@@ -150,6 +150,11 @@ static int build(struct bp_testbed *tb, bool made[2])
 		for (int i = 0; i < 2; i++)
 			if ((rc = bp_netns_dev_set_knob(tb->ns[i], tb->dev[i], "threaded", 1)))
 				return rc;
+	/* symmetric queuing: a reply leaves on the queue its request came in on */
+	if (tb->queues > 1)
+		for (int i = 0; i < 2; i++)
+			if ((rc = bp_netns_xps_set_symmetric(tb->ns[i], tb->dev[i], tb->queues)))
+				return rc;
 	for (int i = 0; i < 2; i++)
 		if ((rc = ns_ifindex(tb->ns[i], tb->dev[i], &tb->ifindex[i])))
 			return rc;

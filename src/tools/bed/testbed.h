@@ -44,8 +44,10 @@ struct bp_testbed {
 
 /*
  * bp_testbed_up - build the bed NAME and describe it in *tb: namespaces, veth pair
- * (queues > 1: that many tx/rx queues per end), addresses, lo up, GRO on and TSO off
- * on both ends, links up, then threaded NAPI (sysfs "threaded" = 1) if asked.
+ * (queues > 1: that many tx/rx queues per end, each tx queue mapped to its rx
+ * queue by XPS (xps_rxqs), so a reply leaves on the queue its request arrived on),
+ * addresses, lo up, GRO on and TSO off on both ends, links up, then threaded NAPI
+ * (sysfs "threaded" = 1) if asked.
  * Never touches what it did not create: -EEXIST if either namespace exists already.
  * On any failure it removes what it made. -EPERM when not root; -EINVAL for a bad
  * name (see BP_TESTBED_NAME_MAX) or queues outside 1..BP_TESTBED_MAX_QUEUES;
@@ -116,6 +118,10 @@ int bp_netns_dev_get_knob(const char *nsname, const char *dev, const char *knob,
 			  uint64_t *value);
 int bp_netns_dev_set_knob(const char *nsname, const char *dev, const char *knob,
 			  uint64_t value);
+
+/* bp_xps_set_symmetric / bp_xps_read (xps.h) for a device inside namespace nsname. */
+int bp_netns_xps_set_symmetric(const char *nsname, const char *dev, int queues);
+int bp_netns_xps_read(const char *nsname, const char *dev, int *rxq_of_tx, int max);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,9 @@
  * and the loop threads are never interrupted by them.
  */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/signalfd.h>
@@ -16,23 +19,71 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/bed/xps.h"
 #include "tools/common/commands.h"
 #include "tools/common/server.h"
 #include "tools/target/target.h"
 
-/* describe_file - a file namespace as it is served: its size, and how much of the file that is. */
-static void describe_file(int nsid, const struct bp_nvmet_ns_spec *s)
+/* Does interface address a serve listen (the same address, or listen is the wildcard)? */
+static bool listens_on(const struct sockaddr_storage *listen, const struct sockaddr *a)
 {
-	struct stat st;
-	uint64_t file = stat(s->path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-	uint64_t size = s->size ? s->size : file;
+	if (!a || a->sa_family != listen->ss_family)
+		return false;
+	if (a->sa_family == AF_INET) {
+		struct in_addr l = ((const struct sockaddr_in *)listen)->sin_addr;
 
-	fprintf(stderr, "busypoll target:   nsid %d: file %s, %llu bytes, %u-byte blocks", nsid, s->path,
-		(unsigned long long)size, s->block_size);
-	if (file > size)
-		fprintf(stderr, " (the first %llu bytes of its %llu: size=)", (unsigned long long)size,
-			(unsigned long long)file);
-	fputc('\n', stderr);
+		return l.s_addr == htonl(INADDR_ANY) || l.s_addr == ((const struct sockaddr_in *)a)->sin_addr.s_addr;
+	}
+	if (a->sa_family == AF_INET6) {
+		const struct in6_addr *l = &((const struct sockaddr_in6 *)listen)->sin6_addr;
+
+		return IN6_IS_ADDR_UNSPECIFIED(l) || !memcmp(l, &((const struct sockaddr_in6 *)a)->sin6_addr, sizeof(*l));
+	}
+	return false;
+}
+
+/*
+ * The queues a reply leaves on, for each device the target listens on: the tx->rx
+ * mapping (XPS by receive queue; symmetric with `busypoll testbed up --queues N`),
+ * and the SO_PRIORITY every accepted socket gets.
+ */
+static void describe_queues(const struct bp_nvmet_cfg *c)
+{
+	struct ifaddrs *ifs = NULL;
+	char line[1024] = "", seen[1024] = " ";
+	size_t o = 0;
+
+	if (getifaddrs(&ifs) == 0) {
+		for (struct ifaddrs *i = ifs; i && o < sizeof(line) - 1; i = i->ifa_next) {
+			char key[IF_NAMESIZE + 2], map[512];
+			int rxq[64], n;
+
+			if (!listens_on(&c->listen, i->ifa_addr) || !(i->ifa_flags & IFF_UP))
+				continue;
+			snprintf(key, sizeof(key), " %s ", i->ifa_name);
+			if (strstr(seen, key) || strlen(seen) + strlen(key) >= sizeof(seen))
+				continue;
+			strcat(seen, key + 1);
+			n = bp_xps_read(i->ifa_name, rxq, 64);
+			if (n <= 1) {
+				o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s: %s", o ? "; " : "", i->ifa_name,
+						      n == 1 ? "1 queue" : "queues unknown");
+			} else {
+				bool symmetric = bp_xps_format(rxq, n, map, sizeof(map));
+
+				o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s: %s (%s)", o ? "; " : "", i->ifa_name,
+						      map, symmetric ? "symmetric"
+						      : "not symmetric: replies may leave on another queue");
+			}
+		}
+		freeifaddrs(ifs);
+	}
+	if (c->so_priority >= 0)
+		fprintf(stderr, "busypoll target:   queues: %s; SO_PRIORITY %d on every queue's socket\n",
+			o ? line : "no device found", c->so_priority);
+	else
+		fprintf(stderr, "busypoll target:   queues: %s; SO_PRIORITY not set (--priority N)\n",
+			o ? line : "no device found");
 }
 
 static void describe(const struct target_opts *o, struct bp_nvmet *t)
@@ -53,14 +104,30 @@ static void describe(const struct target_opts *o, struct bp_nvmet *t)
 		addr, c->nqn, c->n_ns, c->n_ns == 1 ? "" : "s", c->threads, c->threads == 1 ? "" : "s",
 		o->mode_text, poll, c->queue_depth, c->max_queues,
 		c->n_allow ? ", hosts restricted (--allow-host)" : ", any host");
+	describe_queues(c);
 	for (int i = 0; i < c->n_ns; i++) {
-		const struct bp_nvmet_ns_spec *s = &c->ns[i];
+		struct bp_nvmet_ns_info ni;
+		struct stat st;
 
-		if (s->kind == BP_NVMET_NS_RAM)
-			fprintf(stderr, "busypoll target:   nsid %d: ram, %llu bytes, %u-byte blocks\n", i + 1,
-				(unsigned long long)s->size, s->block_size);
-		else
-			describe_file(i + 1, s);
+		if (bp_nvmet_ns_info(t, i, &ni))
+			break;
+		if (ni.kind == BP_NVMET_NS_RAM) {
+			fprintf(stderr, "busypoll target:   nsid %u: ram, %llu bytes, %u-byte blocks\n", ni.nsid,
+				(unsigned long long)ni.size, ni.block_size);
+			continue;
+		}
+		fprintf(stderr, "busypoll target:   nsid %u: %s %s, %llu bytes, %u-byte blocks, %s%s%s%s%s, storage "
+			"depth %u per thread", ni.nsid, ni.blockdev ? "block device" : "file", ni.desc + 5,
+			(unsigned long long)ni.size, ni.block_size, ni.direct ? "O_DIRECT" : "page cache",
+			ni.read_only ? ", read-only" : "", ni.write_cache ? ", volatile write cache" : "",
+			ni.write_zeroes ? ", Write Zeroes" : "",
+			ni.deallocate ? (ni.dealloc_zeroes ? ", deallocate (reads zeros)" : ", deallocate") : "",
+			c->io_depth);
+		/* a namespace that is only the start of its file says so */
+		if (!ni.blockdev && stat(c->ns[i].path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > ni.size)
+			fprintf(stderr, " (the first %llu bytes of its %llu: size=)", (unsigned long long)ni.size,
+				(unsigned long long)st.st_size);
+		fputc('\n', stderr);
 	}
 	fflush(stderr);
 }

@@ -2,7 +2,8 @@
 /*
  * busypoll target: the per-queue counters in the chosen format (contract in
  * tools/target/target.h): the library's table, or json and csv through the
- * shared writer (one record per queue, the same columns every row).
+ * shared writer (one record per queue, the same columns every row; json also
+ * the storage queues).
  */
 #include <stdlib.h>
 
@@ -13,7 +14,34 @@
 
 /* The u64 counters of a queue, in output order. */
 #define Q_U64(X) X(commands) X(reads) X(writes) X(flushes) X(r2ts) X(bytes_in) X(bytes_out) X(errors) \
-		 X(poll_passes) X(idle_exits)
+		 X(poll_passes) X(idle_exits) X(write_zeroes) X(deallocs) X(storage_errors)
+
+/* json: each file or block-device namespace's storage queue on each thread (depth, in flight, waits). */
+static void emit_storage(struct emit *e, struct bp_nvmet *t)
+{
+	struct bp_nvmet_storage_stats *st = calloc(MAX_QUEUES, sizeof(*st));
+	size_t n = 0;
+
+	if (!st || bp_nvmet_storage_snapshot(t, st, MAX_QUEUES, &n))
+		n = 0;
+	em_array_begin(e, "storage");
+	for (size_t i = 0; i < n; i++) {
+		em_begin(e, NULL, false);
+		em_int(e, "thread", st[i].thread);
+		em_u64(e, "nsid", st[i].nsid);
+		em_u64(e, "depth", st[i].aio.depth);
+		em_u64(e, "inflight", st[i].aio.inflight);
+		em_u64(e, "max_inflight", st[i].aio.max_inflight);
+		em_u64(e, "waiting", st[i].aio.waiting);
+		em_u64(e, "submitted", st[i].aio.submitted);
+		em_u64(e, "waited", st[i].aio.waited);
+		em_u64(e, "completed", st[i].aio.completed);
+		em_u64(e, "errors", st[i].aio.errors);
+		em_end(e);
+	}
+	em_array_end(e);
+	free(st);
+}
 
 static void emit_queue(struct emit *e, const struct bp_nvmet_queue_stats *q)
 {
@@ -74,6 +102,7 @@ void target_print_counters(FILE *out, struct bp_nvmet *t, const struct target_op
 		Q_U64(U64)
 #undef U64
 		em_end(&e);
+		emit_storage(&e, t);
 		em_end(&e);
 		fputc('\n', out);
 	}

@@ -143,8 +143,13 @@ static const struct opt_spec target_specs[] = {
 	{ .name = "nqn", .kind = OPT_CUSTOM, .parse = parse_nqn, .arg = "NQN",
 	  .help = "subsystem NQN (default nqn.2024-01.io.busypoll:target)" },
 	{ .name = "ns", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_ns, .arg = "SPEC",
-	  .help = "a namespace, repeatable (nsid 1, 2, ... in order):\n  ram:SIZE[,bs=512|4096]        e.g. ram:64M\n"
-		  "  file:PATH[,size=SIZE][,bs=N]  a file or block device\n  (size= creates or grows the file; Flush = fdatasync)" },
+	  .help = "a namespace, repeatable (nsid 1, 2, ... in order):\n  ram:SIZE[,bs=N]        e.g. ram:64M\n"
+		  "  file:PATH[,size=SIZE][,bs=N][,buffered][,ro]\n"
+		  "  a regular file or a block device, O_DIRECT with\n  asynchronous I/O (buffered: the page cache); size=\n"
+		  "  creates or grows a file; bs= 512..4096 (default: what\n  the device needs); ro: read-only (also when it is not\n"
+		  "  writable); Flush = fdatasync" },
+	{ .name = "io-depth", .kind = OPT_INT, TF(cfg.io_depth), .lo = 1, .hi = BP_AIO_MAX_DEPTH, .arg = "N",
+	  .help = "storage I/Os in flight per namespace per thread,\n1..4096; more wait in order", .dflt = OPT_DFLT_FIELD },
 	{ .name = "allow-host", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_allow, .arg = "HOSTNQN",
 	  .help = "only these hosts may connect (repeatable; default any)" },
 	{ .name = "threads", .kind = OPT_INT, TF(cfg.threads), .lo = 1, .hi = BP_NVMET_MAX_THREADS, .arg = "N",
@@ -192,6 +197,9 @@ static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
 		struct stat st;
 		bool exists;
 
+		/* the block size is the device's when not given: at least 512, known once it is opened */
+		uint32_t bs = ns->block_size ? ns->block_size : 512;
+
 		if (ns->kind != BP_NVMET_NS_FILE)
 			continue;
 		exists = stat(ns->path, &st) == 0;
@@ -206,15 +214,14 @@ static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
 				return tool_fail(err, errlen, "--ns file:%s: given twice (nsid %d and %d): a file is one namespace",
 						 ns->path, j + 1, i + 1);
 		}
-		if (ns->size % ns->block_size)
+		if (ns->size % bs)
 			return tool_fail(err, errlen, "--ns file:%s,size=%llu: not a whole number of %u-byte blocks", ns->path,
-					 (unsigned long long)ns->size, ns->block_size);
-		if (exists && S_ISREG(st.st_mode) && !ns->size && (uint64_t)st.st_size % ns->block_size)
+					 (unsigned long long)ns->size, bs);
+		if (exists && S_ISREG(st.st_mode) && !ns->size && (uint64_t)st.st_size % bs)
 			return tool_fail(err, errlen,
 					 "--ns file:%s: its %llu bytes are not a whole number of %u-byte blocks (the last %llu "
 					 "could not be reached); give size= a multiple of %u", ns->path,
-					 (unsigned long long)st.st_size, ns->block_size,
-					 (unsigned long long)st.st_size % ns->block_size, ns->block_size);
+					 (unsigned long long)st.st_size, bs, (unsigned long long)st.st_size % bs, bs);
 	}
 	return 0;
 }
@@ -237,12 +244,12 @@ static const struct opt_table target_table = OPT_TABLE(target_specs, target_chec
 
 static const struct opt_cmd target_cmd = {
 	.name = "target",
-	.usage = "usage: busypoll target --ns ram:SIZE|file:PATH[,size=SIZE] [options]\n"
+	.usage = "usage: busypoll target --ns ram:SIZE|file:PATH[,options] [options]\n"
 		 "\n"
 		 "An NVMe/TCP target (like the kernel's nvmet-tcp) on the busypoll engine, with\n"
 		 "nvmet's poll mode: a queue that did work keeps polling until a whole period\n"
 		 "passes with none. The Linux host (nvme connect) and nvme-cli work against it.\n\n",
-	.epilog = "\nPer-queue counters go to stdout (in --format) on SIGUSR1 and at exit (SIGINT,\n"
+	.epilog = "\nStorage and per-queue counters go to stdout (in --format) on SIGUSR1 and at exit (SIGINT,\n"
 		  "SIGTERM, SIGHUP).\n"
 		  "\nExit status: 0 stopped by a signal, 1 the target failed, 2 bad input (an\n"
 		  "option, a namespace that cannot be used, an address it cannot listen on).\n",
