@@ -16,8 +16,8 @@
 
 /* ---- taking ---- */
 
-/* read_line - the first line of a small /proc file into buf (no newline). 0 or -errno. */
-static int read_line(const char *path, char *buf, size_t len)
+/* ev_read_line - see evidence.h: a small /proc file's first line. */
+int ev_read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
 	int ret = 0;
@@ -37,7 +37,7 @@ static void thread_comm(int tid, char *comm, size_t len)
 	char path[64], line[EV_COMM_LEN + 8];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
-	if (read_line(path, line, sizeof(line)))
+	if (ev_read_line(path, line, sizeof(line)))
 		snprintf(line, sizeof(line), "?");
 	snprintf(comm, len, "%.*s", (int)len - 1, line); /* comm is at most 15 bytes */
 }

@@ -88,6 +88,13 @@ struct evidence {
  * the CPU of the io_uring helper threads that carry its tid. On the loop's thread.
  */
 void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s);
+
+/*
+ * ev_read_line - the first line of a small /proc file (a thread's comm, stat or
+ * schedstat) into buf, without its newline. Returns 0, or -errno (-EIO: empty).
+ */
+int ev_read_line(const char *path, char *buf, size_t len);
+
 /*
  * ev_add_interval - add what one loop thread did from a to b into ev: CPU (its own
  * and its helpers' present at both ends), switches, loop counters, and the threads

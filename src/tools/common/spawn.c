@@ -244,21 +244,6 @@ static int task_stat(const char *path, unsigned long long *ut, unsigned long lon
 	return 0;
 }
 
-/* read_first_line - a small /proc file's first line, without its newline. */
-static int read_first_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		ret = -EIO;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return ret;
-}
-
 int spawn_threads(const struct spawn *sp, struct evidence *ev)
 {
 	long hz = sysconf(_SC_CLK_TCK);
@@ -281,12 +266,12 @@ int spawn_threads(const struct spawn *sp, struct evidence *ev)
 		if (tid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/comm", dir, tid);
-		read_first_line(path, comm, sizeof(comm));
+		ev_read_line(path, comm, sizeof(comm));
 		snprintf(path, sizeof(path), "%s/%d/stat", dir, tid);
 		if (task_stat(path, &ut, &st))
 			continue; /* exited between the readdir and now */
 		snprintf(path, sizeof(path), "%s/%d/schedstat", dir, tid);
-		if (read_first_line(path, line, sizeof(line)) || sscanf(line, "%llu", &ns) != 1)
+		if (ev_read_line(path, line, sizeof(line)) || sscanf(line, "%llu", &ns) != 1)
 			ns = (ut + st) * (1000000000ull / (unsigned long long)hz);
 		ev->utime_us += ut * (1000000ull / (unsigned long long)hz);
 		ev->stime_us += st * (1000000ull / (unsigned long long)hz);
