@@ -289,7 +289,6 @@ static void do_path(const struct ctl_msg *in, struct ctl_msg *out)
 		ctl_error_msg(out, rc, "%s", bp_last_error());
 		return;
 	}
-	ctl_msg_init(out, CTL_PATH);
 	aw_path_put(out, &r);
 	if (out->overflow)
 		ctl_error_msg(out, EMSGSIZE, "the path report of %s does not fit one message", dev);

@@ -65,6 +65,7 @@ void aw_path_put(struct ctl_msg *m, const struct bp_path_report *r)
 {
 	char text[256];
 
+	ctl_msg_init(m, CTL_PATH);
 	ctl_put_text(m, CTL_T_DEV, r->dev);
 	ctl_put_u64(m, CTL_T_P_IFINDEX, r->ifindex);
 	ctl_put_text(m, CTL_T_P_DRIVER, r->driver.driver);

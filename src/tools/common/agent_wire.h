@@ -32,7 +32,7 @@ int aw_napi_get(const uint8_t *val, size_t len, struct bp_napi_info *n);
 
 /* ---- the path report ---- */
 
-/* aw_path_put - r into m's body (PATH). */
+/* aw_path_put - m made a PATH message holding r (m's previous content is dropped, as aw_hello_put). */
 void aw_path_put(struct ctl_msg *m, const struct bp_path_report *r);
 /* aw_path_get - the report from m: 0, or -EPROTO (a field missing or out of range). */
 int aw_path_get(const struct ctl_msg *m, struct bp_path_report *r);
