@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Running `busypoll agent` from a test (bpt_agent.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,9 +32,49 @@ const char *bpt_busypoll(void)
 	return b;
 }
 
+/* rm_entry - nftw's visitor for remove_tree: each entry, children first. */
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP ? rmdir(path) : unlink(path))
+		fprintf(stderr, "note: could not remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+/*
+ * remove_stale - the /tmp/bp-PREFIX-PID-* directories of earlier runs whose PID is
+ * gone (a test SIGKILLed by a timeout never runs its atexit cleanup), with all
+ * they hold. Another run's directory, its PID alive, is left alone.
+ */
+static void remove_stale(const char *prefix)
+{
+	char head[80], path[600];
+	size_t hl = (size_t)snprintf(head, sizeof(head), "bp-%s-", prefix);
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, head, hl))
+			continue;
+		pid = strtol(e->d_name + hl, &end, 10);
+		if (end == e->d_name + hl || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		fprintf(stderr, "note: removing %s, left by a run that is gone (pid %ld)\n", path, pid);
+		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	if (d)
+		closedir(d);
+}
+
 const char *bpt_tmpdir(const char *prefix, char *buf, size_t len)
 {
-	snprintf(buf, len, "/tmp/bp-%s-XXXXXX", prefix);
+	remove_stale(prefix);
+	snprintf(buf, len, "/tmp/bp-%s-%d-XXXXXX", prefix, (int)getpid());
 	BPT_CHECK(mkdtemp(buf), "mkdtemp(%s): %s", buf, strerror(errno));
 	bpt_rmdir_at_exit(buf);
 	return buf;

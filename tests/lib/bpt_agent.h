@@ -76,9 +76,10 @@ void bpt_req(struct ctl_msg *m, uint16_t type, uint32_t id, const char *dev, con
 int bpt_ask(struct agent_conn *c, struct ctl_msg *m, struct ctl_msg *reply, char *why, size_t cap);
 
 /*
- * bpt_tmpdir - a new directory /tmp/bp-PREFIX-XXXXXX into buf (len >= 64), whose
- * files are removed with it at exit, however the test ends. Fails the test if it
- * cannot be made.
+ * bpt_tmpdir - a new directory /tmp/bp-PREFIX-PID-XXXXXX into buf (len >= 64), whose
+ * files are removed with it at exit, however the test ends; a SIGKILLed run's
+ * directory (its PID gone) is removed by the next run with the same PREFIX. Fails
+ * the test if it cannot be made.
  */
 const char *bpt_tmpdir(const char *prefix, char *buf, size_t len);
 
