@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What an unauthenticated peer can send the standing agent (common/auth.c), and
- * what an authenticated one can send afterwards (common/chan.c). The first input
+ * What an unauthenticated peer can send the standing agent (link/auth.c), and
+ * what an authenticated one can send afterwards (link/chan.c). The first input
  * byte is the chunk size the bytes arrive in (1..64, as TCP may split them); the
  * rest goes to an agent-role handshake, then, whatever the handshake made of it, to
  * chan_open on a channel with a fixed key. Properties:
@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tools/common/auth.h"
-#include "tools/common/chan.h"
+#include "tools/link/auth.h"
+#include "tools/link/chan.h"
 
 #include "fuzz.h"
 

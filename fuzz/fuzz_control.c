@@ -10,7 +10,7 @@
  *  - the readers the tools use (text, integers, the evidence) return only their
  *    documented values, texts NUL-terminated; evidence that decodes re-encodes
  *    and decodes to the same evidence;
- *  - the agent's readers (tools/common/agent_wire.h: its HELLO_OK, a NAPI, the
+ *  - the agent's readers (tools/link/agent_wire.h: its HELLO_OK, a NAPI, the
  *    path report) return 0 or -EPROTO, keep their counts and CPUs in range and
  *    their texts terminated; a HELLO_OK that decodes re-encodes to the same one,
  *    a path report that decodes re-encodes to one that decodes to the same.
@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tools/common/agent_wire.h"
+#include "tools/link/agent_wire.h"
 #include "tools/common/control.h"
 #include "tools/common/evidence.h"
 

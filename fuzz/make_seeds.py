@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the hand-made seeds of fuzz/corpus/{mode,rr_proto,pingpong_proto,control}/ (run from anywhere).
 
-control/agent-*: the two-host agent's requests and replies (tools/common/agent_wire.h).
+control/agent-*: the two-host agent's requests and replies (tools/link/agent_wire.h).
 
 The seeds are small valid and near-valid inputs, so the fuzzer starts from the
 accepted paths; the files are committed, this only documents where they came from.

@@ -31,11 +31,11 @@
 #include "bpt_agent.h"
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "tools/common/auth.h"
-#include "tools/common/chan.h"
+#include "tools/link/auth.h"
+#include "tools/link/chan.h"
 #include "tools/common/control.h"
-#include "tools/common/agent_client.h"
-#include "tools/common/remote.h"
+#include "tools/remote/agent_client.h"
+#include "tools/remote/transport.h"
 
 #define FLOOD 1000
 #define AUTH_TIMEOUT "3"

@@ -34,8 +34,8 @@
 #include "bpt_faults.h"
 #include "bpt_testbed.h"
 #include "bptest.h"
-#include "tools/common/agent_wire.h"
-#include "tools/common/agent_client.h"
+#include "tools/link/agent_wire.h"
+#include "tools/remote/agent_client.h"
 #include "tools/common/control.h"
 
 static struct bp_testbed tb;

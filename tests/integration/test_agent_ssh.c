@@ -27,7 +27,7 @@
 #include "bpt_faults.h"
 #include "bpt_twohost.h"
 #include "bptest.h"
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 
 static struct bpt_twohost h;
 static char state[160], key[160];

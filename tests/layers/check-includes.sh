@@ -7,7 +7,8 @@
 # unit_of below, the layer drawing of docs/ARCHITECTURE.md). A file may include a
 # header of its own unit or of a unit of lower rank; units of equal rank are peers
 # and may not include each other (net and stats; the NVMe target and host; one
-# subcommand and another) unless the edge is listed in ALLOWED. Public headers
+# subcommand and another) unless the edge is listed in ALLOWED; a downward edge
+# listed in DENIED is refused all the same (the agent and its client). Public headers
 # (include/busypoll/) include only public headers: they are installed without src/.
 # tests/, fuzz/ and bench/ may include anything, so they are not read.
 #
@@ -24,6 +25,13 @@ root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 # Peer edges that are the design: compare runs rr's server and client in one process.
 ALLOWED=(
 	"tools/compare -> tools/rr"
+)
+
+# Downward edges that are not the design, each with its reason: the agent is the
+# other end of its client, and shares with it only tools/link (wire, handshake,
+# channel), never the client itself.
+DENIED=(
+	"tools/agent -> tools/remote: the agent is the client's other end; what both ends share lives in tools/link"
 )
 
 # unit_of PATH (relative to root): sets UNIT and RANK, both empty for a path outside the
@@ -48,9 +56,11 @@ unit_of() {
 	src/nvme/*)                    UNIT=nvme RANK=7 ;;
 	src/tools/common/*)            UNIT=tools/common RANK=8 ;;
 	src/tools/bed/*)               UNIT=tools/bed RANK=8 ;;
-	src/tools/main.c)              UNIT=tools/main RANK=10 ;;
-	src/tools/*/*)                 UNIT=${1#src/tools/}; UNIT=tools/${UNIT%%/*} RANK=9 ;;
-	src/tools/*)                   UNIT=tools/main RANK=10 ;;
+	src/tools/link/*)              UNIT=tools/link RANK=10 ;;
+	src/tools/remote/*)            UNIT=tools/remote RANK=11 ;;
+	src/tools/main.c)              UNIT=tools/main RANK=13 ;;
+	src/tools/*/*)                 UNIT=${1#src/tools/}; UNIT=tools/${UNIT%%/*} RANK=12 ;;
+	src/tools/*)                   UNIT=tools/main RANK=13 ;;
 	esac
 }
 
@@ -70,6 +80,19 @@ resolve() {
 	elif [[ $name == busypoll/* && -f $root/include/$name ]]; then
 		TARGET=include/$name
 	fi
+}
+
+# denied FROM TO: sets WHY to the reason when the edge is listed in DENIED.
+denied() {
+	local edge
+	WHY=
+	for edge in "${DENIED[@]}"; do
+		if [[ ${edge%%: *} == "$1 -> $2" ]]; then
+			WHY=${edge#*: }
+			return 0
+		fi
+	done
+	return 1
 }
 
 allowed() {
@@ -107,6 +130,8 @@ while IFS= read -r file; do
 			why="$tunit (rank $trank) is above $funit (rank $frank)"
 		elif ((trank == frank)) && ! allowed "$funit" "$tunit"; then
 			why="$tunit and $funit are peers (rank $frank); list the edge in ALLOWED if it is the design"
+		elif denied "$funit" "$tunit"; then
+			why="$funit -> $tunit is denied: $WHY"
 		fi
 		if [[ -n $why ]]; then
 			echo "$file:$line: includes $name: $why"

@@ -4,7 +4,8 @@
 # The include-direction check (check-includes.sh) passes on the tree, and fails on a
 # copy of it with one upward include planted, for each kind of rule: a lower layer
 # including a higher one, two peers, a public header including a private one, and
-# two subcommands; the listed compare -> rr edge stays allowed.
+# two subcommands, the agent's client below the shared link, and the agent including its
+# client (a denied edge); the listed compare -> rr edge stays allowed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -38,8 +39,10 @@ plant src/stats/hist.c '#include "net/napi_nl.h"' "net and stats are peers"
 plant src/nvme/host/ctrl.c '#include "nvme/target/internal.h"' "nvme/target and nvme/host are peers"
 plant src/nvme/wire/pdu.c '#include <busypoll/nvme/host.h>' "nvme/host (rank 7) is above nvme/wire (rank 6)"
 plant include/busypoll/loop.h '#include "base/error.h"' "a public header includes only public headers"
-plant src/tools/common/emit.c '#include "tools/rr/rr.h"' "tools/rr (rank 9) is above tools/common (rank 8)"
+plant src/tools/common/emit.c '#include "tools/rr/rr.h"' "tools/rr (rank 12) is above tools/common (rank 8)"
 plant src/tools/rr/opts.c '#include "tools/compare/compare.h"' "tools/compare and tools/rr are peers"
+plant src/tools/link/auth.c '#include "tools/remote/agent_client.h"' "tools/remote (rank 11) is above tools/link (rank 10)"
+plant src/tools/agent/door.c '#include "tools/remote/agent_client.h"' "tools/agent -> tools/remote is denied"
 
 # The design's one peer edge stays allowed.
 rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$root/src" "$root/include" "$tmp/t/"
@@ -47,4 +50,4 @@ rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$root/src" "$root/include" "$tmp/
 "$check" "$tmp/t" >/dev/null 2>&1 || fail "compare -> rr is listed as allowed but the check refused it"
 
 ((fails == 0)) || exit 1
-echo "ok: the tree passes; 9 planted upward includes fail; the listed edge passes"
+echo "ok: the tree passes; 11 planted upward or denied includes fail; the listed edge passes"

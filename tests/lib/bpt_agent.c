@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bpt_agent.h"
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 #include "tools/common/control.h"
 #include "bpt_faults.h"
 #include "bptest.h"

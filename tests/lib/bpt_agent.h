@@ -58,7 +58,7 @@ void bpt_agent_wait_listening(struct bpt_agent *a, int timeout_ms);
 int bpt_agent_end(struct bpt_agent *a, int sig, int timeout_ms);
 
 struct agent_conn;
-/* bpt_agent_conn - a client connection (tools/common/agent_client.h) over a --stdio agent's socket, HELLO said. */
+/* bpt_agent_conn - a client connection (tools/remote/agent_client.h) over a --stdio agent's socket, HELLO said. */
 void bpt_agent_conn(struct bpt_agent *a, struct agent_conn *c);
 
 struct ctl_msg;

@@ -18,7 +18,7 @@
 #include "bpt_agent.h"
 #include "bpt_faults.h"
 #include "bpt_twohost.h"
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 #include "bptest.h"
 
 #define SSHD "/usr/sbin/sshd" /* sshd re-executes itself: it needs its absolute path */

@@ -26,7 +26,7 @@
 #include "bpt_agent.h"
 
 #include "tools/agent/session.h"
-#include "tools/common/agent_wire.h"
+#include "tools/link/agent_wire.h"
 
 /* bp_tool_error lives in main.c, outside the tools library. */
 void bp_tool_error(const char *sub, const char *fmt, ...)

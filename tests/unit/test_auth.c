@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's authentication (common/auth.c) and secure channel (common/chan.c)
+ * The agent's authentication (link/auth.c) and secure channel (link/chan.c)
  * without sockets: both ends of the handshake in one process, bytes passed by
  * hand, so every refusal can be provoked exactly: a wrong key on either side, a
  * replayed transcript, a reflected message, garbage, another version, bytes split
@@ -23,8 +23,8 @@
 
 #include "bpt_agent.h"
 
-#include "tools/common/auth.h"
-#include "tools/common/chan.h"
+#include "tools/link/auth.h"
+#include "tools/link/chan.h"
 
 static char dir[64], err[512];
 

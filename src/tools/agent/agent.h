@@ -4,8 +4,8 @@
  *
  *   cmd.c      options, and the one-shot actions (--new-key, --restore, --path)
  *   door.c     --listen: one event loop (libbusypoll, epoll:block) that accepts,
- *              authenticates (common/auth.h) with a deadline per connection, and
- *              serves authenticated sessions over the secure channel (common/chan.h)
+ *              authenticates (link/auth.h) with a deadline per connection, and
+ *              serves authenticated sessions over the secure channel (link/chan.h)
  *   stdio.c    --stdio: one session over stdin/stdout (started through ssh, which
  *              authenticated the user already)
  *   session.c  what a session does with each control message (tools/common/
@@ -28,7 +28,7 @@
 
 #include <busypoll/nic.h>
 
-#include "tools/common/auth.h"
+#include "tools/link/auth.h"
 #include "tools/common/emit.h"
 
 #define AGENT_MAX_CPUS 256

@@ -36,8 +36,8 @@
 
 #include "tools/agent/agent.h"
 #include "tools/agent/session.h"
-#include "tools/common/auth.h"
-#include "tools/common/chan.h"
+#include "tools/link/auth.h"
+#include "tools/link/chan.h"
 
 enum peer_state { P_AUTH, P_SESSION };
 

@@ -9,8 +9,8 @@
 #include <busypoll/napi.h>
 
 #include "tools/agent/session.h"
-#include "tools/common/agent_wire.h"
-#include "tools/common/netdev.h"
+#include "tools/link/agent_wire.h"
+#include "tools/link/netdev.h"
 
 #define START_TIMEOUT_MS 15000
 #define CALL_TIMEOUT_MS 15000   /* a relayed SET_MODE restarts a loop thread */

@@ -17,10 +17,10 @@
 #include <busypoll/nic.h>
 
 #include "tools/agent/session.h"
-#include "tools/common/agent_wire.h"
+#include "tools/link/agent_wire.h"
 #include "tools/common/evidence.h"
 #include "tools/common/napi_show.h"
-#include "tools/common/netdev.h"
+#include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/options.h"
 

@@ -17,7 +17,7 @@
 
 #include "tools/agent/agent.h"
 #include "tools/agent/session.h"
-#include "tools/common/chan.h"
+#include "tools/link/chan.h"
 
 static void on_signal(int sig)
 {

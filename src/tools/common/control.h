@@ -23,7 +23,7 @@
  * (an errno and a reason), which the caller gets as -errno with the reason.
  * A session runs over a plain socket (rr, pingpong, a spawned target) or over a
  * transport that carries whole messages (struct ctl_transport: the agent's ssh
- * pipes and its authenticated channel, tools/common/remote.h), the same calls
+ * pipes and its authenticated channel, tools/remote/transport.h), the same calls
  * either way.
  *
  * The agent's messages (tools/agent/session.h answers them): a HELLO with tool
@@ -169,7 +169,7 @@ enum ctl_tag {
 	CTL_T_N_IRQ_SUSPEND,
 	CTL_T_N_THREADED,
 	CTL_T_N_HAS,            /* u64: BP_NAPI_HAS_* of what the kernel sent */
-	/* the path report (tools/common/agent_wire.h) */
+	/* the path report (tools/link/agent_wire.h) */
 	CTL_T_P_IFINDEX = 200,
 	CTL_T_P_DRIVER,         /* text */
 	CTL_T_P_DRIVER_VERSION, /* text */
@@ -274,7 +274,7 @@ uint16_t ctl_reply_type(unsigned type);
 /* ---- sessions (blocking, with bounded waits) ---- */
 
 /*
- * A transport that carries whole messages (the agent's: common/remote.h). send
+ * A transport that carries whole messages (the agent's: remote/transport.h). send
  * may add fields to m and renumber it (a relay to one of the agent's servers) before
  * it encodes it; recv waits up to timeout_ms for the next whole message and
  * decodes it. Both return 0 or -errno as ctl_send and ctl_recv do.

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 #include "tools/rr/rr.h"
 
 #define CMP_MAX_MODES 32

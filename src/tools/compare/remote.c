@@ -2,7 +2,7 @@
 /*
  * busypoll compare --remote: the same matrix between two hosts. This host is the
  * client end (its device: the route to the other host); the other host's agent
- * (tools/common/agent_client.h) starts each mode's rr server there, on the CPUs
+ * (tools/remote/agent_client.h) starts each mode's rr server there, on the CPUs
  * asked for, and stops it after (its NAPI settings put back, so each mode starts
  * from the original). Both ends are described as their hosts report them: device,
  * driver, coalescing, channels, NAPI settings, sysctls, the NAPIs that served the
@@ -26,7 +26,7 @@
 #include <busypoll/nic.h>
 
 #include "tools/common/emit.h"
-#include "tools/common/netdev.h"
+#include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/options.h"
 #include "tools/compare/compare.h"

@@ -27,7 +27,7 @@
 
 #include <busypoll/busypoll.h>
 
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 #include "tools/common/common_opts.h"
 #include "tools/common/evidence.h"
 

@@ -6,7 +6,7 @@
  * both ends. The server's mode is switched per row over the control session
  * (SET_MODE: the server restarts its data loop in that mode). A server on another
  * host takes that only from its agent: with --remote the agent starts the server
- * there and the control session goes through it (tools/common/agent_client.h);
+ * there and the control session goes through it (tools/remote/agent_client.h);
  * without, the server must be on this host. The rows use the same backend and
  * ring setup, so the only difference between them is busy polling.
  *

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include <busypoll/busypoll.h>
-#include "tools/common/agent_client.h"
+#include "tools/remote/agent_client.h"
 #include "tools/common/common_opts.h"
 #include "tools/common/control.h"
 #include "tools/common/evidence.h"

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "tools/common/chan.h"
+#include "tools/link/chan.h"
 
 int chan_init_tx(struct chan *c, const uint8_t key[CHAN_KEY_BYTES],
 		 uint8_t header[CHAN_HEADER_BYTES])

@@ -19,7 +19,7 @@
 
 #include <sodium.h>
 
-#include "tools/common/auth.h"
+#include "tools/link/auth.h"
 
 #define KDF_CONTEXT "bpagent1" /* crypto_kdf_CONTEXTBYTES = 8 */
 #define KDF_ID_AUTH 1

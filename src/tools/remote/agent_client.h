@@ -2,7 +2,7 @@
 /*
  * A client's end of the two-host agent (`busypoll agent` on the other machine),
  * for compare, pingpong and perf --remote: reach it (through the user's own ssh,
- * or over TCP to a standing agent with the key; tools/common/remote.h), say HELLO,
+ * or over TCP to a standing agent with the key; tools/remote/transport.h), say HELLO,
  * then ask it over the control protocol (tools/common/control.h) to start and stop
  * servers, to read and change settings, for the path report and its host's
  * evidence. A server it started is talked to through it: agent_server_session
@@ -28,11 +28,11 @@
 
 #include <busypoll/nic.h>
 
-#include "tools/common/agent_wire.h"
+#include "tools/link/agent_wire.h"
 #include "tools/common/control.h"
 #include "tools/common/evidence.h"
 #include "tools/common/opt.h"
-#include "tools/common/remote.h"
+#include "tools/remote/transport.h"
 
 #define AGENT_DEFAULT_SSH "ssh"
 #define AGENT_DEFAULT_CMD "busypoll agent --stdio"

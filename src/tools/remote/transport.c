@@ -17,9 +17,9 @@
 
 #include <busypoll/net.h>
 
-#include "tools/common/auth.h"
+#include "tools/link/auth.h"
 #include "tools/common/control.h"
-#include "tools/common/remote.h"
+#include "tools/remote/transport.h"
 
 #define FRAME_HDR 4
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Devices of addresses, routes, NAPI settings put back (contract in tools/common/netdev.h). */
+/* Devices of addresses, routes, NAPI settings put back (contract in tools/link/netdev.h). */
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -11,7 +11,7 @@
 #include <busypoll/loop.h>
 #include <busypoll/net.h>
 
-#include "tools/common/netdev.h"
+#include "tools/link/netdev.h"
 
 /* same_addr - does interface address ifa hold a's address? */
 static bool same_addr(const struct sockaddr *ifa, const struct sockaddr_storage *a)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The agent's structures in control messages (contract in tools/common/agent_wire.h). */
+/* The agent's structures in control messages (contract in tools/link/agent_wire.h). */
 #include <errno.h>
 #include <string.h>
 
-#include "tools/common/agent_wire.h"
+#include "tools/link/agent_wire.h"
 #include "tools/common/nic_text.h"
 
 /* ---- a NAPI ---- */

@@ -3,7 +3,7 @@
  * The client's end of a remote agent (`busypoll agent`), whichever way it is
  * reached: a command the caller names that runs `busypoll agent --stdio` on the
  * host (ssh, with the user's own keys and config), or TCP to a standing agent with
- * the key file (common/auth.h's handshake, then common/chan.h's records). Either
+ * the key file (link/auth.h's handshake, then link/chan.h's records). Either
  * way it carries whole messages, each framed as agent.h says: control messages
  * (tools/common/control.h) through remote_transport, a ctl_session's transport.
  * Every wait is bounded by the timeout given at the start.
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "tools/common/chan.h"
+#include "tools/link/chan.h"
 
 struct remote {
 	int rfd, wfd;          /* the same socket, or the pipes to the command */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The secure channel of an authenticated agent session (after common/auth.h's
+ * The secure channel of an authenticated agent session (after link/auth.h's
  * handshake): each message is one libsodium crypto_secretstream_xchacha20poly1305
  * record, framed on the stream as
  *

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* A client's end of the two-host agent (contract in tools/common/agent_client.h). */
+/* A client's end of the two-host agent (contract in tools/remote/agent_client.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/common/agent_client.h"
-#include "tools/common/auth.h"
+#include "tools/remote/agent_client.h"
+#include "tools/link/auth.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/options.h"
 #include "tools/common/spawn.h"

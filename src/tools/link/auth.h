@@ -23,7 +23,7 @@
  * A replayed transcript fails because Na is new for every connection; a reflected
  * MAC fails because the roles are in it; the agent also remembers recent client
  * nonces, so a replayed HELLO is named as such in its log. After ACCEPT every
- * message travels in a crypto_secretstream record (common/chan.h) under the
+ * message travels in a crypto_secretstream record (link/chan.h) under the
  * direction's key: confidential, authenticated, in order; anything tampered,
  * reordered, replayed or reflected fails to open and ends the session.
  *
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tools/common/chan.h"
+#include "tools/link/chan.h"
 
 #define AUTH_KEY_BYTES 32
 #define AUTH_NONCE_BYTES 32
