@@ -18,7 +18,7 @@
 #include "tools/bed/testbed.h"
 
 #include "base/error.h"
-#include "tools/bed/run.h"
+#include "tools/bed/exec.h"
 
 #define NETNS_DIR "/run/netns"
 

@@ -10,7 +10,7 @@
  *   verify.c  the per-block stamp (LBA, generation, run, CRC32C): encode, check
  *   job.c     one job: its queue, its I/O slots, the reap/submit loop, phases
  *   run.c     one run: controller, jobs, progress, the result
- *   spawn.c   our own target as a child process, and its counters
+ *   spawn_target.c  our own target as a child process, and its counters
  *   sweep.c   --sweep numjobs=A..B over --target-config blocks
  *   output.c  table, json, csv
  *   cmd.c     the command

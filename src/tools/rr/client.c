@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll rr client: F flows over T loop threads, one outstanding request per
- * flow. Each thread is a worker of the shared run driver (tools/common/run.h):
+ * flow. Each thread is a worker of the shared run driver (tools/common/run_driver.h):
  * connect (hello/ack) -> ready -> warm-up -> measure -> drain; it keeps its own
  * histograms and counters and moves between phases on its own timers, so the hot
  * path shares nothing with other threads. The main thread drives the run: the
@@ -37,7 +37,7 @@
 
 #include "base/bytes.h"
 #include "tools/common/control.h"
-#include "tools/common/run.h"
+#include "tools/common/run_driver.h"
 #include "tools/rr/rr.h"
 #include "tools/rr/sched.h"
 #include "tools/common/options.h"
@@ -67,7 +67,7 @@ struct rr_cflow {
 
 
 struct rr_cthread {
-	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/common/run.h) */
+	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/common/run_driver.h) */
 	struct rr_client *cl;
 	int idx;
 	struct bp_loop_thread *lt;

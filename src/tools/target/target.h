@@ -38,7 +38,7 @@ struct target_ctl {
 
 /*
  * target_control - read what the control peer sent and answer every whole message
- * (HELLO: where we listen; SAMPLE: our evidence and queues; control.c). Returns 0,
+ * (HELLO: where we listen; SAMPLE: our evidence and queues; control_fd.c). Returns 0,
  * or -ECONNRESET when the peer is gone (the target then stops), -EPROTO, -errno.
  */
 int target_control(struct bp_nvmet *t, const struct target_opts *o, struct target_ctl *c);

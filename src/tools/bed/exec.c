@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "tools/bed/run.h"
+#include "tools/bed/exec.h"
 
 /* "ip -n x link ...", cut to fit. */
 static void join_argv(const char *const argv[], char *buf, size_t len)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Running helper programs (ip, ethtool) for the test bed: net/run.c. */
+/* Running helper programs (ip, ethtool) for the test bed: bed/exec.c. */
 #ifndef BP_NET_RUN_H
 #define BP_NET_RUN_H
 
