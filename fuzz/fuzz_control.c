@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control protocol (src/tools/common/control.h) as a peer's bytes reach it: a
+ * The control protocol (src/tools/harness/control.h) as a peer's bytes reach it: a
  * stream of messages decoded one after another, as ctl_recv and the servers do.
  * Properties:
  *  - ctl_decode returns 0 (more bytes), -EPROTO, or a length within the input,
@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "tools/link/agent_wire.h"
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
 
 #include "fuzz.h"
 

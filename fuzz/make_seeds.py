@@ -103,7 +103,7 @@ if __name__ == "__main__":
     write("control", "bad-int-length", ctl(4, struct.pack("<HHI", 2, 4, 7)))
     write("control", "nested-record", ctl(7, ctl_record(46, ctl_record(46, b""))))
     write("control", "cut-short", ctl(1, rr_hello)[:-3])
-    # control, the agent's messages: tags from tools/common/control.h (SERVER 160.., NAPI 184.., path 200..)
+    # control, the agent's messages: tags from tools/harness/control.h (SERVER 160.., NAPI 184.., path 200..)
     napi = (ctl_u64(184, 8193) + ctl_u64(185, 2) + ctl_u64(186, -1) + ctl_u64(187, -1) + ctl_u64(188, 2) +
             ctl_u64(189, 200000) + ctl_u64(190, 0) + ctl_u64(191, 0) + ctl_u64(192, 0x3c))
     write("control", "agent-hello-ok", ctl(2, ctl_text(1, "agent") + ctl_text(174, "0.9.0") + ctl_u64(9, 4242) +

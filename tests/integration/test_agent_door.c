@@ -33,7 +33,7 @@
 #include "bptest.h"
 #include "tools/link/auth.h"
 #include "tools/link/chan.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/remote/agent_client.h"
 #include "tools/remote/transport.h"
 

@@ -36,7 +36,7 @@
 #include "bptest.h"
 #include "tools/link/agent_wire.h"
 #include "tools/remote/agent_client.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 
 static struct bp_testbed tb;
 static char dir[64], state[128], key[128];

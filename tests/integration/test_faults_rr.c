@@ -33,7 +33,7 @@
 
 #include "bpt_faults.h"
 #include "bptest.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/rr/rr.h"
 
 static int rounds = 14;    /* per scenario and way of vanishing: 5 x 2 x 14 = 140 faults per mode */

@@ -56,6 +56,7 @@ unit_of() {
 	src/nvme/*)                    UNIT=nvme RANK=7 ;;
 	src/tools/common/*)            UNIT=tools/common RANK=8 ;;
 	src/tools/bed/*)               UNIT=tools/bed RANK=8 ;;
+	src/tools/harness/*)           UNIT=tools/harness RANK=9 ;;
 	src/tools/link/*)              UNIT=tools/link RANK=10 ;;
 	src/tools/remote/*)            UNIT=tools/remote RANK=11 ;;
 	src/tools/main.c)              UNIT=tools/main RANK=13 ;;

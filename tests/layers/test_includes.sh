@@ -41,6 +41,7 @@ plant src/nvme/wire/pdu.c '#include <busypoll/nvme/host.h>' "nvme/host (rank 7) 
 plant include/busypoll/loop.h '#include "base/error.h"' "a public header includes only public headers"
 plant src/tools/common/emit.c '#include "tools/rr/rr.h"' "tools/rr (rank 12) is above tools/common (rank 8)"
 plant src/tools/rr/opts.c '#include "tools/compare/compare.h"' "tools/compare and tools/rr are peers"
+plant src/tools/common/emit.c '#include "tools/harness/control.h"' "tools/harness (rank 9) is above tools/common (rank 8)"
 plant src/tools/link/auth.c '#include "tools/remote/agent_client.h"' "tools/remote (rank 11) is above tools/link (rank 10)"
 plant src/tools/agent/door.c '#include "tools/remote/agent_client.h"' "tools/agent -> tools/remote is denied"
 
@@ -50,4 +51,4 @@ rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$root/src" "$root/include" "$tmp/
 "$check" "$tmp/t" >/dev/null 2>&1 || fail "compare -> rr is listed as allowed but the check refused it"
 
 ((fails == 0)) || exit 1
-echo "ok: the tree passes; 11 planted upward or denied includes fail; the listed edge passes"
+echo "ok: the tree passes; 12 planted upward or denied includes fail; the listed edge passes"

@@ -17,7 +17,7 @@
 
 #include "bpt_agent.h"
 #include "tools/remote/agent_client.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "bpt_faults.h"
 #include "bptest.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control protocol (src/tools/common/control.h): the exact bytes of a message
+ * The control protocol (src/tools/harness/control.h): the exact bytes of a message
  * (another implementation must agree on them), every reason a decoder refuses,
  * records, unknown tags skipped, and a session over a socketpair: a reply matched
  * by seq, a CTL_ERROR turned into -errno with its reason, a session-wide refusal
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "base/bytes.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 
 static struct ctl_msg m, d;
 static uint8_t buf[CTL_HDR_LEN + CTL_MAX_BODY];

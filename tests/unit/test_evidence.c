@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One side's evidence (src/tools/common/evidence.h): an interval from two
+ * One side's evidence (src/tools/harness/evidence.h): an interval from two
  * snapshots counts the loop thread and its io_uring helpers (a helper born inside
  * the interval counts from 0, one that died is not counted), sides add up with
  * their threads merged by role, the wire round trip keeps every field, and the
@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/common/emit.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/evidence.h"
 
 static struct ev_snap snap(uint64_t ns, uint64_t ut, uint64_t st, uint64_t sys)
 {

@@ -17,9 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/common/common_opts.h"
 #include "tools/common/opt.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 struct t_opts {
 	TOOL_COMMON;

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tools/common/control.h"
-#include "tools/common/spawn.h"
+#include "tools/harness/control.h"
+#include "tools/harness/spawn.h"
 #include "tools/perf/perf.h"
 
 static struct perf_opts o;

@@ -162,7 +162,7 @@ static void test_refusals(void **state)
 	/* ...which a stream does not check (more may come, or the next message follows) */
 	assert_int_equal(decode_req(b, 63, false), BP_PP_OK);
 	assert_int_equal(decode_req(b, 128, false), BP_PP_OK);
-	/* version 1's control types (3, 4) are no type now: control is tools/common/control.h */
+	/* version 1's control types (3, 4) are no type now: control is tools/harness/control.h */
 	memcpy(c, b, sizeof(c));
 	for (uint8_t t = 3; t <= 4; t++) {
 		struct bp_pp_hdr d;

@@ -114,7 +114,7 @@ static void test_hello_rejections(void **state)
 	h.version = 0;
 	assert_int_equal(decode(&h, -1, 0), BP_RR_REFUSE_VERSION);
 	h = good_hello();
-	/* kind: only data flows (1, version 1's control kind, is gone: control is tools/common/control.h) */
+	/* kind: only data flows (1, version 1's control kind, is gone: control is tools/harness/control.h) */
 	h.kind = 1;
 	assert_int_equal(decode(&h, -1, 0), BP_RR_REFUSE_KIND);
 	h.kind = 2;

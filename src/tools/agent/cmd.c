@@ -27,11 +27,10 @@
 #include "tools/agent/agent.h"
 #include "tools/agent/journal.h"
 #include "tools/common/commands.h"
-#include "tools/common/common_opts.h"
 #include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
 #include "tools/common/opt.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define SUB "agent"
 

@@ -20,7 +20,7 @@
 #include "tools/agent/journal.h"
 #include "tools/common/napi_show.h"
 #include "tools/common/nic_text.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define HEADER "busypoll-journal 1"
 #define LINE_MAX_LEN 256

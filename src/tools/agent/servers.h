@@ -2,7 +2,7 @@
 /*
  * The servers an agent session starts on its host (SERVER_START): an rr server, a
  * pingpong server or an NVMe/TCP target, each a child process of the agent
- * (tools/common/spawn.h) in the mode and on the CPUs the client asked for, with
+ * (tools/harness/spawn.h) in the mode and on the CPUs the client asked for, with
  * its own control session to the agent. Child processes rather than threads of
  * the agent: every thread a server runs, io_uring's SQPOLL and io-wq helpers
  * included, is a task of that one process, so its CPU is counted exactly and
@@ -30,9 +30,9 @@
 
 #include <busypoll/nic.h>
 
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
-#include "tools/common/spawn.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
+#include "tools/harness/spawn.h"
 
 #define AGENT_MAX_SERVERS 16
 #define AGENT_SERVER_CPUS 64
@@ -68,7 +68,7 @@ void servers_stop(struct session *ses, const struct ctl_msg *in, struct ctl_msg 
 void servers_relay(struct session *ses, const struct ctl_msg *in, struct ctl_msg *out);
 /*
  * servers_evidence - the threads of every server still running, into ev (each named,
- * with its CPU since that server started; tools/common/spawn.h). Returns how many
+ * with its CPU since that server started; tools/harness/spawn.h). Returns how many
  * servers were counted.
  */
 int servers_evidence(struct session *ses, struct evidence *ev);

@@ -18,11 +18,11 @@
 
 #include "tools/agent/session.h"
 #include "tools/link/agent_wire.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/evidence.h"
 #include "tools/common/napi_show.h"
 #include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 /* One message at a time: the agent serves its sessions on one thread. */
 static struct ctl_msg msg_in, msg_out;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One agent session: what the agent does with each control message
- * (tools/common/control.h) of an authenticated client (or of the ssh user on
+ * (tools/harness/control.h) of an authenticated client (or of the ssh user on
  * --stdio), the servers it starts for it (servers.h), and the journal of what it
  * changed, which session_end plays back however the session ends. No I/O but the
  * journal's file, the servers' control sessions and the kernel calls a request
@@ -39,7 +39,7 @@
 #include "tools/agent/agent.h"
 #include "tools/agent/journal.h"
 #include "tools/agent/servers.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 
 #define SESSION_REPLY_MAX (CTL_HDR_LEN + CTL_MAX_BODY)
 

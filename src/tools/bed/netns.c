@@ -15,7 +15,7 @@
 
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
-#include "tools/bed/xps.h"
+#include "net/xps.h"
 #include <busypoll/loop.h>
 
 #include "base/error.h"

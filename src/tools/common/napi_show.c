@@ -7,7 +7,7 @@
 
 #include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 /* The kernel's limit for defer-hard-irqs (netdev.yaml: max s32-max) and the sysfs knob. */
 #define DEFER_MAX INT32_MAX

@@ -5,7 +5,7 @@
 #include <busypoll/net.h>
 
 #include "tools/common/net_opts.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define CAP_NET_ADMIN_BIT 12
 

@@ -8,7 +8,7 @@
 
 #include "tools/common/napi_show.h"
 #include "tools/common/nic_text.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define COALESCE_KEYS "rx-usecs, rx-frames, adaptive-rx, tx-usecs, tx-frames, adaptive-tx"
 #define CHANNEL_KEYS "rx, tx, other, combined"

@@ -14,7 +14,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/common/opt.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 /*
  * getopt's value of a long option: 256 + its index, above every short option's
@@ -236,7 +236,7 @@ static int canonical(const struct flat *f, int i)
 	return i;
 }
 
-/* refused - getopt's '?' and ':' in our words (tools/common/options.c has the pieces). */
+/* refused - getopt's '?' and ':' in our words (tools/common/values.c has the pieces). */
 static int refused(const struct opt_cmd *cmd, const struct flat *f, int c, int argc, char **argv, char *err,
 		   size_t errlen)
 {
@@ -514,3 +514,16 @@ void opt_usage(FILE *out, const struct opt_cmd *cmd, const struct opt_layer *lay
 	if (cmd->epilog)
 		fputs(cmd->epilog, out);
 }
+
+/* ---- the common layer: the options every subcommand has (opt.h) ---- */
+
+const char *const tool_format_names[] = { "table", "json", "csv", NULL };
+
+static const struct opt_spec common_specs[] = {
+	{ .name = "quiet", .shortname = 'q', .kind = OPT_FLAG, OPT_FIELD(struct tool_common, quiet),
+	  .help = "no progress or log lines" },
+	{ .name = "format", .kind = OPT_CHOICE, OPT_FIELD(struct tool_common, format), .choices = tool_format_names,
+	  .arg = "F", .help = "table, json or csv", .dflt = "table" },
+};
+
+const struct opt_table tool_common_table = OPT_TABLE(common_specs, NULL);

@@ -7,7 +7,7 @@
  * here, so every command words them the same way.
  *
  * Tables are layered: a command passes its layers in order (the common options
- * every command has, then the transport options of the network benchmarks, then
+ * every command has, at the end of this file, then the transport options of the network benchmarks, then
  * its own), each with the struct its offsets are relative to. An option is looked
  * up in that order, and each layer's check (the rules that involve two options)
  * runs in that order once the whole command line is read, so the order of the
@@ -179,5 +179,35 @@ extern const char opt_mode_default_text[OPT_MODE_TEXT];
  */
 int opt_mode_read(const char *name, const char *text, struct bp_mode *m, char *text_out, char *err,
 		  size_t errlen);
+
+/*
+ * ---- the common layer ----
+ * The options every subcommand has (besides --help and --version, which the
+ * parser itself answers): -q/--quiet and --format table|json|csv. A command's
+ * options struct carries them as TOOL_COMMON, so its code reads o->quiet and
+ * o->format while the shared table fills o->common.
+ */
+/* The output formats, in --format's order. */
+enum tool_format { TOOL_FORMAT_TABLE = 0, TOOL_FORMAT_JSON, TOOL_FORMAT_CSV };
+
+#define TOOL_COMMON_FIELDS                                                              \
+	bool quiet;               /* -q: no progress or log lines */                   \
+	enum tool_format format;  /* --format */
+struct tool_common {
+	TOOL_COMMON_FIELDS
+};
+/* In a command's options struct: o->quiet and o->format, and o->common for the table. */
+#define TOOL_COMMON                                                                     \
+	union {                                                                         \
+		struct tool_common common;                                              \
+		struct {                                                                \
+			TOOL_COMMON_FIELDS                                              \
+		};                                                                      \
+	}
+
+/* The common layer: -q/--quiet and --format table|json|csv (base: struct tool_common). */
+extern const struct opt_table tool_common_table;
+/* tool_format_names - "table", "json", "csv", NULL. */
+extern const char *const tool_format_names[];
 
 #endif

@@ -20,7 +20,7 @@
 #include "tools/common/commands.h"
 #include "tools/compare/compare.h"
 #include "tools/common/opt.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define CMP_PORT 12867
 

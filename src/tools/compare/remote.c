@@ -28,7 +28,7 @@
 #include "tools/common/emit.h"
 #include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 #include "tools/compare/compare.h"
 
 #define ZERO_COALESCE "rx-usecs=0"

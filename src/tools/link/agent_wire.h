@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the two-host agent and its clients put in control messages beyond the
- * protocol's own fields (tools/common/control.h): a NAPI instance, the path report
+ * protocol's own fields (tools/harness/control.h): a NAPI instance, the path report
  * (include/busypoll/nic.h's struct bp_path_report) and the agent's HELLO_OK. Both
  * ends use these, so a report read on the client is the same struct the agent
  * made and prints the same way (tools/agent/path_out.c). Decoders check every
@@ -17,7 +17,7 @@
 #include <busypoll/napi.h>
 #include <busypoll/nic.h>
 
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 
 #define AW_MAX_CPUS 256
 

@@ -14,9 +14,9 @@
 #include <busypoll/mode.h>
 
 #include "tools/common/commands.h"
-#include "tools/common/common_opts.h"
+#include "tools/common/opt.h"
 #include "tools/common/emit.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define SUB "modes"
 #define MAX_FAMILIES 16 /* bp_mode_table has 10 */

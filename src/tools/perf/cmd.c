@@ -4,7 +4,7 @@
 
 #include "tools/common/commands.h"
 #include "tools/perf/perf.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 int cmd_perf(int argc, char **argv)
 {

@@ -14,12 +14,12 @@
 
 #include <busypoll/nvme/host.h>
 
-#include "tools/common/run_driver.h"
+#include "tools/harness/run_driver.h"
 #include "tools/perf/perf.h"
 
 /*
  * What a job's I/O is for. The run's phases (ready, ramp = warm-up, measure,
- * drain, done) are the shared driver's (tools/common/run_driver.h, j->w.phase); these say
+ * drain, done) are the shared driver's (tools/harness/run_driver.h, j->w.phase); these say
  * what the job submits around them.
  */
 enum perf_phase {
@@ -85,7 +85,7 @@ struct perf_ctx {
 	uint32_t run_id;         /* --verify: stamped in every block */
 	bool prefill, readback;
 	struct perf_job *jobs[PERF_MAX_JOBS];
-	struct run run;          /* the jobs' run (tools/common/run_driver.h) */
+	struct run run;          /* the jobs' run (tools/harness/run_driver.h) */
 	struct bp_loop *admin;   /* the admin queue's loop, run while the jobs run */
 	struct perf_spawn *sp;   /* our spawned target, sampled on the interval's edges */
 	struct perf_target_stats t0, t1;

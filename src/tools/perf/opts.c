@@ -18,7 +18,7 @@
 #include <busypoll/nvme/tcp.h>
 
 #include "tools/perf/perf.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define MAX_SECONDS 604800.0  /* a week: as rr, far from overflowing ns arithmetic */
 #define MAX_TIMEOUT_S 3600.0

@@ -112,7 +112,7 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	emit_dir(e, "read", r, &r->rd);
 	emit_dir(e, "write", r, &r->wr);
 
-	/* the shared evidence, per I/O: perf's unit (tools/common/evidence.h) */
+	/* the shared evidence, per I/O: perf's unit (tools/harness/evidence.h) */
 	ev_emit(e, "initiator", &r->initiator, ios, "io", false);
 
 	em_begin(e, "target_counters", !t->valid);

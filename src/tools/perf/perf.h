@@ -28,8 +28,8 @@
 #include <busypoll/busypoll.h>
 
 #include "tools/remote/agent_client.h"
-#include "tools/common/common_opts.h"
-#include "tools/common/evidence.h"
+#include "tools/common/opt.h"
+#include "tools/harness/evidence.h"
 
 #define PERF_MAX_JOBS 64
 #define PERF_MAX_CONFIGS 16
@@ -212,7 +212,7 @@ struct perf_result {
 	double seconds;
 	struct perf_dir rd, wr;
 	struct bp_hist all;
-	struct evidence initiator; /* every job over the measured interval (tools/common/evidence.h) */
+	struct evidence initiator; /* every job over the measured interval (tools/harness/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
 	struct perf_target_stats target;
 	/* verify */

@@ -205,7 +205,7 @@ static int check_fit(struct perf_ctx *ctx, struct perf_result *res, int numjobs,
 	return 0;
 }
 
-/* ---- while it runs: the run's hooks (tools/common/run_driver.h) ---- */
+/* ---- while it runs: the run's hooks (tools/harness/run_driver.h) ---- */
 
 /* bytes_done - every job's bytes since the go (their progress counters). */
 static uint64_t bytes_done(const struct perf_ctx *ctx)

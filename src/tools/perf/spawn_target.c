@@ -4,7 +4,7 @@
  * counters (contract in tools/perf.h).
  *
  * The child is `busypoll target` from our own binary, started the way every
- * busypoll server is started as a child (tools/common/spawn.h: its own process
+ * busypoll server is started as a child (tools/harness/spawn.h: its own process
  * group, killed if perf dies, a control session on a socketpair, its stderr kept
  * for the reason it exits early): its HELLO_OK says it listens, a SAMPLE brings
  * its evidence and one record per queue, matched to our queues by peer address.
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
-#include "tools/common/spawn.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
+#include "tools/harness/spawn.h"
 #include "tools/perf/perf.h"
 
 #define MAX_WORDS 128
@@ -28,7 +28,7 @@
 
 struct perf_spawn {
 	bool remote;
-	struct spawn child;      /* here: the target and our end of its control session (tools/common/spawn.h) */
+	struct spawn child;      /* here: the target and our end of its control session (tools/harness/spawn.h) */
 	struct agent_conn a;     /* --remote: the agent that started it there */
 	struct agent_server srv;
 	struct agent_relay rl;

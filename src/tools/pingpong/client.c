@@ -5,7 +5,7 @@
  * A run gets a fresh loop thread and socket, as a fresh process would in the
  * experiment this reproduces, so run-to-run spread includes what a new socket
  * and a new ring cost. Everything happens on the loop thread, driven by the
- * loop's callbacks, as a worker of the shared run driver (tools/common/run_driver.h):
+ * loop's callbacks, as a worker of the shared run driver (tools/harness/run_driver.h):
  * connect (ready) -> warm-up (a count) -> measured round trips (a count) -> drain:
  * (breakdown) one tail round trip -> done; the evidence covers every phase. The
  * main thread only waits (it sleeps, so it never steals the pinned CPU), passes
@@ -37,7 +37,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "tools/common/run_driver.h"
+#include "tools/harness/run_driver.h"
 #include "tools/pingpong/pingpong.h"
 
 #define BD_RING 8                        /* a power of two */
@@ -45,7 +45,7 @@
 #define WATCH_MS 100
 
 struct crun {
-	struct run_worker w;          /* phases, snapshots, the error (tools/common/run_driver.h) */
+	struct run_worker w;          /* phases, snapshots, the error (tools/harness/run_driver.h) */
 	const struct pp_opts *o;
 	const struct pp_target *t;
 	struct bp_loop *loop;

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "tools/common/commands.h"
-#include "tools/common/options.h"
-#include "tools/common/server.h"
+#include "tools/common/values.h"
+#include "tools/harness/server.h"
 #include "tools/pingpong/pingpong.h"
 
 static volatile sig_atomic_t *stop_requested;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll pingpong client: its end of the control session (contract in
- * tools/pingpong/pingpong.h, protocol in tools/common/control.h). Blocking
+ * tools/pingpong/pingpong.h, protocol in tools/harness/control.h). Blocking
  * request and reply on the main thread, between runs only: nothing here ever
  * overlaps a measured round trip.
  */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tools/pingpong/pingpong.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -90,7 +90,7 @@ static const struct opt_spec pp_specs[] = {
 	{ .name = "server-mode", .kind = OPT_MODE, .role = OPT_ROLE_CLIENT,
 	  OPT_MODE_FIELD(struct pp_opts, server_mode, server_mode_text), .arg = "MODE",
 	  .help = "client --remote: the server's own mode there (default: --mode)" },
-	/* how the two-host agent talks to a pingpong server it starts (tools/common/spawn.h) */
+	/* how the two-host agent talks to a pingpong server it starts (tools/harness/spawn.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER, PP_FIELD(control_fd),
 	  .lo = 3, .hi = 65535 },
 };

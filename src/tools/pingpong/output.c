@@ -12,7 +12,7 @@
  *        components are pooled over a row's runs.
  *
  * Units: microseconds for times (fields end in _us), per transaction for counters
- * (_per_tx: a round trip is pingpong's transaction; tools/common/evidence.h),
+ * (_per_tx: a round trip is pingpong's transaction; tools/harness/evidence.h),
  * nanoseconds for the calibration (_ns). A figure that does not exist
  * (no samples, no server answer) is null in json, empty in csv, "-" in the table.
  */

@@ -31,9 +31,9 @@
 
 #include <busypoll/busypoll.h>
 #include "tools/remote/agent_client.h"
-#include "tools/common/common_opts.h"
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
+#include "tools/common/opt.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
 #include "tools/common/net_opts.h"
 #include "tools/pingpong/proto.h"
 
@@ -263,7 +263,7 @@ struct pp_server_info {
 };
 
 /*
- * The client's end of the control session (tools/common/control.h), blocking,
+ * The client's end of the control session (tools/harness/control.h), blocking,
  * between runs only. Each returns 0, or -errno with one line in err: the server's
  * refusal (a mode it cannot run: -EINVAL/-EPERM/-EOPNOTSUPP) or the transport's.
  */

@@ -31,7 +31,7 @@
  *
  * Control (TCP only, on the server's port): a connection whose first four bytes
  * are "BPCT" is the control session, in the protocol every busypoll tool shares
- * (tools/common/control.h): HELLO (the server's mode, CPU, delay), SET_MODE (the
+ * (tools/harness/control.h): HELLO (the server's mode, CPU, delay), SET_MODE (the
  * data loop's mode and timestamps), START and STOP around each run (the server's
  * evidence, its requests answered and bad messages dropped).
  */
@@ -47,7 +47,7 @@ extern "C" {
 #endif
 
 #define BP_PP_MAGIC 0x47505042u /* "BPPG" little-endian */
-#define BP_PP_VERSION 2 /* 2: control moved to tools/common/control.h */
+#define BP_PP_VERSION 2 /* 2: control moved to tools/harness/control.h */
 #define BP_PP_HDR_LEN 48
 /* The largest message: one UDP datagram over IPv4 (TCP uses the same limit). */
 #define BP_PP_MAX_LEN 65507u

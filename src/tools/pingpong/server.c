@@ -37,7 +37,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include "tools/common/server.h"
+#include "tools/harness/server.h"
 #include "tools/pingpong/server.h"
 
 /* ---- logging and bad messages ---- */

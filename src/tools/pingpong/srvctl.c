@@ -3,7 +3,7 @@
  * busypoll pingpong server: the control thread (see server.h).
  *
  * It owns the TCP listener. A new connection is classified by its first bytes,
- * peeked so that nothing is consumed: "BPCT" (tools/common/control.h) makes it the
+ * peeked so that nothing is consumed: "BPCT" (tools/harness/control.h) makes it the
  * control session, a request makes it a data connection (handed to the data loop,
  * which reads the request itself), anything else is counted as bad and closed. A
  * peer that says nothing within CLASSIFY_MS is closed too.
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/pingpong/server.h"
 
 #define PENDING_MAX 16

@@ -9,8 +9,8 @@
 #include "tools/remote/agent_client.h"
 #include "tools/link/auth.h"
 #include "tools/common/nic_text.h"
-#include "tools/common/options.h"
-#include "tools/common/spawn.h"
+#include "tools/common/values.h"
+#include "tools/harness/spawn.h"
 
 #define MAX_WORDS 64
 

@@ -3,7 +3,7 @@
  * A client's end of the two-host agent (`busypoll agent` on the other machine),
  * for compare, pingpong and perf --remote: reach it (through the user's own ssh,
  * or over TCP to a standing agent with the key; tools/remote/transport.h), say HELLO,
- * then ask it over the control protocol (tools/common/control.h) to start and stop
+ * then ask it over the control protocol (tools/harness/control.h) to start and stop
  * servers, to read and change settings, for the path report and its host's
  * evidence. A server it started is talked to through it: agent_server_session
  * gives a ctl_session whose messages go to that server (the agent relays them), so
@@ -29,8 +29,8 @@
 #include <busypoll/nic.h>
 
 #include "tools/link/agent_wire.h"
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
 #include "tools/common/opt.h"
 #include "tools/remote/transport.h"
 

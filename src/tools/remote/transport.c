@@ -18,7 +18,7 @@
 #include <busypoll/net.h>
 
 #include "tools/link/auth.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/remote/transport.h"
 
 #define FRAME_HDR 4

@@ -5,7 +5,7 @@
  * host (ssh, with the user's own keys and config), or TCP to a standing agent with
  * the key file (link/auth.h's handshake, then link/chan.h's records). Either
  * way it carries whole messages, each framed as agent.h says: control messages
- * (tools/common/control.h) through remote_transport, a ctl_session's transport.
+ * (tools/harness/control.h) through remote_transport, a ctl_session's transport.
  * Every wait is bounded by the timeout given at the start.
  */
 #ifndef BP_TOOLS_REMOTE_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll rr client: F flows over T loop threads, one outstanding request per
- * flow. Each thread is a worker of the shared run driver (tools/common/run_driver.h):
+ * flow. Each thread is a worker of the shared run driver (tools/harness/run_driver.h):
  * connect (hello/ack) -> ready -> warm-up -> measure -> drain; it keeps its own
  * histograms and counters and moves between phases on its own timers, so the hot
  * path shares nothing with other threads. The main thread drives the run: the
@@ -36,11 +36,11 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
-#include "tools/common/control.h"
-#include "tools/common/run_driver.h"
+#include "tools/harness/control.h"
+#include "tools/harness/run_driver.h"
 #include "tools/rr/rr.h"
 #include "tools/rr/sched.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define CONTROL_TIMEOUT_MS 5000
 #define READY_TIMEOUT_NS (15ull * 1000000000ull)
@@ -67,7 +67,7 @@ struct rr_cflow {
 
 
 struct rr_cthread {
-	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/common/run_driver.h) */
+	struct run_worker w;     /* phases, the interval's snapshots, the error (tools/harness/run_driver.h) */
 	struct rr_client *cl;
 	int idx;
 	struct bp_loop_thread *lt;

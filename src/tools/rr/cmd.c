@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "tools/common/commands.h"
-#include "tools/common/control.h"
-#include "tools/common/options.h"
-#include "tools/common/server.h"
+#include "tools/harness/control.h"
+#include "tools/common/values.h"
+#include "tools/harness/server.h"
 #include "tools/rr/rr.h"
 
 static volatile sig_atomic_t *stop_requested;

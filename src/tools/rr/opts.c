@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll rr: its option table (contract in tools/rr/rr.h). The common and
- * transport layers (tools/common/common_opts.h, net_opts.h) come first; rr's own
+ * transport layers (tools/common/opt.h's common layer, net_opts.h) come first; rr's own
  * options and the rules between them are here. Every message names the option in
  * its long form and repeats the value as typed, from the shared parser.
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "tools/rr/rr.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 #define RR_MAX_FLOWS 1000000
 /*
@@ -123,7 +123,7 @@ static const struct opt_spec rr_specs[] = {
 	{ .name = "interval", .shortname = 'I', .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK,
 	  .role = OPT_ROLE_CLIENT, RR_FIELD(interval_s), .max_s = RR_MAX_SECONDS, .arg = "S",
 	  .help = "client: a progress line every S seconds (default none)" },
-	/* how the two-host agent talks to an rr server it starts (tools/common/spawn.h) */
+	/* how the two-host agent talks to an rr server it starts (tools/harness/spawn.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, .role = OPT_ROLE_SERVER, RR_FIELD(control_fd),
 	  .lo = 3, .hi = 65535 },
 };

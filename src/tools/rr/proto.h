@@ -9,7 +9,7 @@
  * which the server answers with a 16-byte ack:
  *   magic u32 | version u16 | status u16 (0 = accepted, else BP_RR_REFUSE_*) | napi_id u32 | reserved u32
  * then request_size bytes up, response_size bytes down, repeated. 'BPCT' starts a
- * control session (tools/common/control.h): HELLO (tool "rr", the run id, the
+ * control session (tools/harness/control.h): HELLO (tool "rr", the run id, the
  * sizes, CTL_F_UDP for a UDP run), then START and STOP around the measured
  * interval, answered with the server's evidence.
  * UDP flows: each request datagram starts with the run_id (u64), so request_size >= 8;
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define BP_RR_MAGIC 0x52525042u /* "BPRR" little-endian */
-#define BP_RR_VERSION 2 /* 2: the control session speaks tools/common/control.h */
+#define BP_RR_VERSION 2 /* 2: the control session speaks tools/harness/control.h */
 #define BP_RR_HELLO_LEN 32
 #define BP_RR_ACK_LEN 16
 #define BP_RR_MAX_SIZE (16u << 20) /* larger requests or responses are refused */

@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include <busypoll/busypoll.h>
-#include "tools/common/common_opts.h"
-#include "tools/common/evidence.h"
+#include "tools/common/opt.h"
+#include "tools/harness/evidence.h"
 #include "tools/common/net_opts.h"
 #include "tools/rr/proto.h"
 

@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
-#include "tools/common/control.h"
-#include "tools/common/server.h"
+#include "tools/harness/control.h"
+#include "tools/harness/server.h"
 #include "tools/rr/rr.h"
 
 #define RR_RUN_SLOTS 256
@@ -58,7 +58,7 @@ struct rr_server {
 	struct rr_opts o;
 	int n;
 	struct rr_sthread th[RR_MAX_THREADS];
-	struct srv_threads st;    /* the loop threads, the placer, the listener (tools/common/server.h) */
+	struct srv_threads st;    /* the loop threads, the placer, the listener (tools/harness/server.h) */
 	uint16_t port;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;

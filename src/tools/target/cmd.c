@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/bed/xps.h"
+#include "net/xps.h"
 #include "tools/common/commands.h"
-#include "tools/common/server.h"
+#include "tools/harness/server.h"
 #include "tools/target/target.h"
 
 /* Does interface address a serve listen (the same address, or listen is the wildcard)? */
@@ -205,7 +205,7 @@ int cmd_target(int argc, char **argv)
 	ret = bp_nvmet_start(&o.cfg, &t);
 	if (ret == -EADDRINUSE || ret == -EADDRNOTAVAIL ||
 	    (ret == -EACCES && strstr(bp_last_error(), "--listen"))) {
-		/* where it cannot listen, in the words every busypoll server uses (tools/common/server.h) */
+		/* where it cannot listen, in the words every busypoll server uses (tools/harness/server.h) */
 		srv_bind_error(ret, "--listen", (const struct sockaddr *)&o.cfg.listen,
 			       "another target? pick another port", err, sizeof(err));
 		bp_tool_error("target", "%s", err);

@@ -2,7 +2,7 @@
 /*
  * busypoll target: its end of a control session over an inherited descriptor
  * (--control-fd, how `busypoll perf --spawn-target` drives the target it starts).
- * The protocol is tools/common/control.h: HELLO is answered with where the target
+ * The protocol is tools/harness/control.h: HELLO is answered with where the target
  * listens, SAMPLE with the target's evidence now (its whole process: CPU, context
  * switches, this namespace's kernel counters) and one record per queue.
  */
@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
 #include "tools/target/target.h"
 
 #define MAX_QUEUES 4096

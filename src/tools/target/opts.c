@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 #include "tools/target/target.h"
 
 #define MAX_PRIORITY 15
@@ -181,7 +181,7 @@ static const struct opt_spec target_specs[] = {
 	  .parse = parse_bytes, .arg = "SIZE", .help = "in-capsule write bytes on I/O queues, 4K..64K (default 8K)" },
 	{ .name = "log-level", .kind = OPT_CUSTOM, .parse = parse_log, .arg = "LEVEL",
 	  .help = "error, warn, info (default) or debug" },
-	/* how busypoll perf --spawn-target talks to the target it starts (tools/common/control.h) */
+	/* how busypoll perf --spawn-target talks to the target it starts (tools/harness/control.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
 };
 

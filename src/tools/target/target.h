@@ -8,7 +8,6 @@
 #include <busypoll/busypoll.h>
 #include <busypoll/nvme/target.h>
 
-#include "tools/common/common_opts.h"
 #include "tools/common/opt.h"
 
 struct target_opts {

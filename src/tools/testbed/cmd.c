@@ -32,13 +32,13 @@
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
-#include "tools/bed/xps.h"
+#include "net/xps.h"
 
 #include "tools/common/commands.h"
 #include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
-#include "tools/common/common_opts.h"
-#include "tools/common/options.h"
+#include "tools/common/opt.h"
+#include "tools/common/values.h"
 
 #define SUB "testbed"
 #define DEFAULT_NAME "busypoll"

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tools/common/evidence.h"
+#include "tools/harness/evidence.h"
 
 #define RUN_MAX_WORKERS 64
 

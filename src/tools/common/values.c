@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the busypoll subcommands (contract in tools/common/options.h). */
+/* The option values' parsers and their helpers (contract in tools/common/values.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,7 +15,7 @@
 
 #include <busypoll/net.h>
 
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 
 int tool_parse_u64(const char *s, uint64_t *v, bool *neg)
 {

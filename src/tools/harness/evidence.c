@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One side's evidence: take, add, encode, decode, emit (contract in tools/common/evidence.h). */
+/* One side's evidence: take, add, encode, decode, emit (contract in tools/harness/evidence.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 #include "tools/common/emit.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/evidence.h"
 
 /* ---- taking ---- */
 

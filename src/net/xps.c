@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/bed/xps.h"
+#include "net/xps.h"
 
 #include "base/error.h"
 

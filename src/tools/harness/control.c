@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control protocol: messages, fields, sessions (contract and wire format in
- * tools/common/control.h). Every decode is bounds-checked against the bytes
+ * tools/harness/control.h). Every decode is bounds-checked against the bytes
  * given; nothing here trusts a length it has not compared with what is left.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <busypoll/net.h>
 
 #include "base/bytes.h"
-#include "tools/common/control.h"
+#include "tools/harness/control.h"
 
 /* The message types: who sends each, what answers it. One entry per type. */
 static const struct {

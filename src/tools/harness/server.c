@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The servers' shared set-up (contract in tools/common/server.h). */
+/* The servers' shared set-up (contract in tools/harness/server.h). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -11,8 +11,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "tools/common/control.h"
-#include "tools/common/server.h"
+#include "tools/harness/control.h"
+#include "tools/harness/server.h"
 
 int srv_addr(const char *opt, const char *host, uint16_t port, struct sockaddr_storage *ss, socklen_t *len,
 	     char *err, size_t errlen)

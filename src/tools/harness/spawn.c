@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A busypoll server as a child process over a control session (contract in tools/common/spawn.h). */
+/* A busypoll server as a child process over a control session (contract in tools/harness/spawn.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tools/common/spawn.h"
+#include "tools/harness/spawn.h"
 
 #define MAX_ARGS 300
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the busypoll subcommands. Pure functions with no state,
- * so any command (and its unit test) can use them. (JSON/csv strings and numbers
- * are in tools/emit.h.)
+ * The option values' parsers (numbers, sizes, seconds, rates, choices, CPU lists,
+ * HOST:PORT, lists) that the option table's kinds use (tools/common/opt.h), the
+ * one-line error they fill, and the few small helpers beside them (stop signals,
+ * a net sysctl, bounded waits and reads on a descriptor). No state, so any
+ * command (and its unit test) can use them. (JSON/csv strings and numbers are in
+ * tools/common/emit.h.)
  */
 #ifndef BP_TOOLS_TOOL_UTIL_H
 #define BP_TOOLS_TOOL_UTIL_H

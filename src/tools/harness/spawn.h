@@ -6,7 +6,7 @@
  *
  * The child is our own program (/proc/self/exe) running `busypoll SUB ARGS...
  * --control-fd N`, N one end of a socketpair: the child's control session
- * (tools/common/control.h). Its HELLO_OK says it serves (where, in which mode, on
+ * (tools/harness/control.h). Its HELLO_OK says it serves (where, in which mode, on
  * which CPUs); the child ends when that session closes, so it never outlives the
  * process that started it. The child runs in its own process group (a Ctrl-C or
  * a SIGHUP meant for its parent must not stop it under a run that is about to
@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "tools/common/control.h"
-#include "tools/common/evidence.h"
+#include "tools/harness/control.h"
+#include "tools/harness/evidence.h"
 
 struct spawn {
 	pid_t pid;

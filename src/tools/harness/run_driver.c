@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The measured-run driver (contract in tools/common/run_driver.h). */
+/* The measured-run driver (contract in tools/harness/run_driver.h). */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "tools/common/run_driver.h"
+#include "tools/harness/run_driver.h"
 
 #define WAIT_MAX_US 50000          /* the run's thread looks around at least this often */
 

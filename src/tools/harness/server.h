@@ -94,7 +94,7 @@ typedef void (*srv_control_fn)(void *ctx, const struct ctl_msg *in, struct ctl_m
 
 /*
  * srv_serve_control - serve as srv_wait does, and answer the control session on
- * fd (--control-fd: the process that started this server, tools/common/spawn.h)
+ * fd (--control-fd: the process that started this server, tools/harness/spawn.h)
  * meanwhile: every message through handle, its reply numbered as it. The session
  * closing (that process is gone), or garbage on it, ends the wait as a stop does,
  * so a spawned server never outlives its parent. Returns 0 (a signal),

@@ -93,7 +93,7 @@ enum ctl_tag {
 	CTL_T_PID = 9,          /* u64 */
 	CTL_T_ADDR = 10,        /* text: an address with port */
 	CTL_T_KERNEL = 11,      /* text: uname -r */
-	/* evidence (tools/common/evidence.c) */
+	/* evidence (tools/harness/evidence.c) */
 	CTL_T_EV_TRANSACTIONS = 32,
 	CTL_T_EV_INTERVAL_NS,
 	CTL_T_EV_UTIME_US,

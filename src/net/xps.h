@@ -4,7 +4,7 @@
  * the rx queue of the same number, so a reply leaves on the queue its request
  * arrived on. These act on /sys as the calling process sees it (in a test bed
  * namespace: from inside it, e.g. under `ip netns exec`, or through
- * bp_netns_xps_* in testbed.h). Errors: -errno with bp_last_error().
+ * bp_netns_xps_* in tools/bed/testbed.h). Errors: -errno with bp_last_error().
  */
 #ifndef BUSYPOLL_XPS_H
 #define BUSYPOLL_XPS_H

@@ -26,7 +26,7 @@
  * Use: ev_snap_take on each loop thread at both ends of the interval,
  * ev_add_interval for each thread into the side's struct evidence, the kernel
  * counters and NAPI ids beside; ev_encode/ev_decode carry it over the control
- * protocol (tools/common/control.h); ev_emit prints it.
+ * protocol (tools/harness/control.h); ev_emit prints it.
  */
 #ifndef BP_TOOLS_EVIDENCE_H
 #define BP_TOOLS_EVIDENCE_H
@@ -148,7 +148,7 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 	     bool is_null);
 
 struct ctl_msg;
-/* ev_encode - the evidence into a control message body (tools/common/control.h). 0 or -ENOSPC. */
+/* ev_encode - the evidence into a control message body (tools/harness/control.h). 0 or -ENOSPC. */
 int ev_encode(struct ctl_msg *m, const struct evidence *ev);
 /* ev_decode - the evidence from a message: 0, or -EPROTO (a field malformed or missing). */
 int ev_decode(const struct ctl_msg *m, struct evidence *ev);
