@@ -37,7 +37,7 @@
 #define URING_CQ_ENTRIES 4096
 /* Registered descriptors per loop at most (fewer when RLIMIT_NOFILE is lower). */
 #define URING_SLOTS 4096
-/* liburing 2.3's int_flags bit for "ring fd registered" (its src/int_flags.h). */
+/* liburing 2.3's int_flags bit for "ring fd registered" (liburing/src/int_flags.h). */
 #define LIBURING_INT_FLAG_REG_RING 1
 
 /* setup_flags - the IORING_SETUP_* flags of a loop's ring for mode, with the features used. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Little-endian field access for wire formats (rr, pingpong, NVMe/TCP). */
-#ifndef BP_PROTO_BYTES_H
-#define BP_PROTO_BYTES_H
+#ifndef BP_BASE_BYTES_H
+#define BP_BASE_BYTES_H
 
 #include <stdint.h>
 #include <string.h>

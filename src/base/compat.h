@@ -2,11 +2,11 @@
 /*
  * Kernel interfaces newer than Debian 12's headers (Linux 6.1) and liburing 2.3.
  * Every constant sits behind #ifndef so that newer headers win; values are the
- * kernel's uapi (checked on Linux 6.18, see ../shared/reference/kernel-busy-poll.md).
+ * kernel's uapi (checked against Linux 6.18's headers).
  * This is the only place such constants may be defined.
  */
-#ifndef BP_COMPAT_H
-#define BP_COMPAT_H
+#ifndef BP_BASE_COMPAT_H
+#define BP_BASE_COMPAT_H
 
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -108,4 +108,4 @@ enum {
 };
 enum { BP_NETDEV_QUEUE_TYPE_RX = 0, BP_NETDEV_QUEUE_TYPE_TX = 1 };
 
-#endif /* BP_COMPAT_H */
+#endif /* BP_BASE_COMPAT_H */

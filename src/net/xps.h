@@ -6,8 +6,8 @@
  * namespace: from inside it, e.g. under `ip netns exec`, or through
  * bp_netns_xps_* in tools/bed/testbed.h). Errors: -errno with bp_last_error().
  */
-#ifndef BUSYPOLL_XPS_H
-#define BUSYPOLL_XPS_H
+#ifndef BP_NET_XPS_H
+#define BP_NET_XPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -271,8 +271,9 @@ void bp_kstats_delta(const struct bp_kstats *after, const struct bp_kstats *befo
 
 /*
  * The kernel's per-thread CPU clock (CPUCLOCK_SCHED of a thread, as
- * MAKE_THREAD_CPUCLOCK builds it in include/linux/posix-timers.h): any thread of
- * our own thread group, io_uring's kernel threads included, at ns resolution.
+ * MAKE_THREAD_CPUCLOCK builds it in the kernel's linux/include/linux/posix-timers.h):
+ * any thread of our own thread group, io_uring's kernel threads included, at ns
+ * resolution.
  */
 #define THREAD_CPUCLOCK(tid) ((clockid_t)((~(unsigned)(tid) << 3) | 2 | 4))
 

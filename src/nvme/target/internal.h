@@ -11,8 +11,8 @@
  *                Dataset Management: storage I/O through the thread's aio queues
  *   target.c     threads, listener, placement, counters
  */
-#ifndef BP_NVME_TARGET_INT_H
-#define BP_NVME_TARGET_INT_H
+#ifndef BP_NVME_TARGET_INTERNAL_H
+#define BP_NVME_TARGET_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Running helper programs (ip, ethtool) for the test bed: bed/exec.c. */
-#ifndef BP_NET_RUN_H
-#define BP_NET_RUN_H
+#ifndef BP_TOOLS_BED_EXEC_H
+#define BP_TOOLS_BED_EXEC_H
 
 /*
  * bp_run - run argv (argv[0] looked up in PATH) with fork+execvp, no shell; stdin

@@ -16,8 +16,8 @@
  * that namespace. /sys does not follow (it shows the namespace it was mounted in):
  * use bp_netns_dev_get_knob()/bp_netns_dev_set_knob() for a device in a bed.
  */
-#ifndef BUSYPOLL_TESTBED_H
-#define BUSYPOLL_TESTBED_H
+#ifndef BP_TOOLS_BED_TESTBED_H
+#define BP_TOOLS_BED_TESTBED_H
 
 #include <netinet/in.h>
 #include <stdbool.h>

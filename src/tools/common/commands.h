@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The busypoll program's subcommands: one file each, one entry in main.c's table. */
-#ifndef BP_TOOLS_COMMANDS_H
-#define BP_TOOLS_COMMANDS_H
+#ifndef BP_TOOLS_COMMON_COMMANDS_H
+#define BP_TOOLS_COMMON_COMMANDS_H
 
 /* The program's version: BP_VERSION, from project() in CMakeLists.txt. */
 #ifndef BP_VERSION

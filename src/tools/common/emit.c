@@ -3,7 +3,7 @@
  * The tools' structured output: one walk over a result prints json (nested) or a
  * csv header or row (flattened, columns named by the json path with dots), so the
  * formats can never disagree on which fields exist. Strings from the wire are
- * escaped and made valid UTF-8. Contract in tools/emit.h.
+ * escaped and made valid UTF-8. Contract in tools/common/emit.h.
  */
 #include <inttypes.h>
 #include <math.h>

@@ -5,8 +5,8 @@
  * format. A csv column is the json path with dots ("latency_us.p50"); a null json
  * object becomes empty csv fields, so every row matches its header.
  */
-#ifndef BP_TOOLS_EMIT_H
-#define BP_TOOLS_EMIT_H
+#ifndef BP_TOOLS_COMMON_EMIT_H
+#define BP_TOOLS_COMMON_EMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>

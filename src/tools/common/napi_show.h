@@ -5,8 +5,8 @@
  * device-wide sysfs knobs), and one table row / JSON object per NAPI so that both
  * commands print a NAPI the same way. No I/O other than the FILE given.
  */
-#ifndef BP_TOOLS_NAPI_UTIL_H
-#define BP_TOOLS_NAPI_UTIL_H
+#ifndef BP_TOOLS_COMMON_NAPI_SHOW_H
+#define BP_TOOLS_COMMON_NAPI_SHOW_H
 
 #include <stdbool.h>
 #include <stddef.h>

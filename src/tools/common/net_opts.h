@@ -6,8 +6,8 @@
  * threads. A command's options struct carries them as TOOL_NET (o->server,
  * o->host, ...), the shared table fills o->net.
  */
-#ifndef BP_TOOLS_NET_OPTS_H
-#define BP_TOOLS_NET_OPTS_H
+#ifndef BP_TOOLS_COMMON_NET_OPTS_H
+#define BP_TOOLS_COMMON_NET_OPTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

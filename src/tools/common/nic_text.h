@@ -6,8 +6,8 @@
  * use them alike. Parsers return 0, or -EINVAL with one line in err naming the key
  * or value (unknown, repeated, out of range, no '=').
  */
-#ifndef BP_TOOLS_NIC_TEXT_H
-#define BP_TOOLS_NIC_TEXT_H
+#ifndef BP_TOOLS_COMMON_NIC_TEXT_H
+#define BP_TOOLS_COMMON_NIC_TEXT_H
 
 #include <stddef.h>
 

@@ -15,8 +15,8 @@
  *
  * Nothing here does I/O except --help and --version (stdout).
  */
-#ifndef BP_TOOLS_OPT_H
-#define BP_TOOLS_OPT_H
+#ifndef BP_TOOLS_COMMON_OPT_H
+#define BP_TOOLS_COMMON_OPT_H
 
 #include <stdbool.h>
 #include <stddef.h>

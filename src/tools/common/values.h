@@ -7,8 +7,8 @@
  * command (and its unit test) can use them. (JSON/csv strings and numbers are in
  * tools/common/emit.h.)
  */
-#ifndef BP_TOOLS_TOOL_UTIL_H
-#define BP_TOOLS_TOOL_UTIL_H
+#ifndef BP_TOOLS_COMMON_VALUES_H
+#define BP_TOOLS_COMMON_VALUES_H
 
 #include <getopt.h>
 #include <signal.h>

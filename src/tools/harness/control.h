@@ -37,8 +37,8 @@
  * Extending it: a new message is one entry in ctl_types[] and a new field one in
  * ctl_tags[] (control.c); nothing in the framing changes.
  */
-#ifndef BP_TOOLS_CONTROL_H
-#define BP_TOOLS_CONTROL_H
+#ifndef BP_TOOLS_HARNESS_CONTROL_H
+#define BP_TOOLS_HARNESS_CONTROL_H
 
 #include <signal.h>
 #include <stdbool.h>

@@ -28,8 +28,8 @@
  * counters and NAPI ids beside; ev_encode/ev_decode carry it over the control
  * protocol (tools/harness/control.h); ev_emit prints it.
  */
-#ifndef BP_TOOLS_EVIDENCE_H
-#define BP_TOOLS_EVIDENCE_H
+#ifndef BP_TOOLS_HARNESS_EVIDENCE_H
+#define BP_TOOLS_HARNESS_EVIDENCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

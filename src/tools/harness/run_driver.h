@@ -22,8 +22,8 @@
  * run_* reads for the run's thread; workers tell the run's thread through atomics
  * and an eventfd, and are told through bp_loop_post.
  */
-#ifndef BP_TOOLS_RUN_H
-#define BP_TOOLS_RUN_H
+#ifndef BP_TOOLS_HARNESS_RUN_DRIVER_H
+#define BP_TOOLS_HARNESS_RUN_DRIVER_H
 
 #include <signal.h>
 #include <stdatomic.h>

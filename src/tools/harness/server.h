@@ -7,8 +7,8 @@
  * NAPI id and whose accept failures are said once per episode, and serving until
  * SIGINT, SIGTERM or SIGHUP.
  */
-#ifndef BP_TOOLS_SERVER_H
-#define BP_TOOLS_SERVER_H
+#ifndef BP_TOOLS_HARNESS_SERVER_H
+#define BP_TOOLS_HARNESS_SERVER_H
 
 #include <signal.h>
 #include <stdbool.h>

@@ -19,8 +19,8 @@
  * included (they are tasks of the process whose ring they serve): spawn_threads
  * counts their CPU from outside.
  */
-#ifndef BP_TOOLS_SPAWN_H
-#define BP_TOOLS_SPAWN_H
+#ifndef BP_TOOLS_HARNESS_SPAWN_H
+#define BP_TOOLS_HARNESS_SPAWN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,8 +7,8 @@
  * made and prints the same way (tools/agent/path_out.c). Decoders check every
  * value's range and never trust a count: fuzz/fuzz_control.c feeds them garbage.
  */
-#ifndef BP_TOOLS_AGENT_WIRE_H
-#define BP_TOOLS_AGENT_WIRE_H
+#ifndef BP_TOOLS_LINK_AGENT_WIRE_H
+#define BP_TOOLS_LINK_AGENT_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

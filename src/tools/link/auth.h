@@ -30,8 +30,8 @@
  * The agent answers a wrong MAC by closing (no ACCEPT); the client, which checks
  * MACa first, knows an agent without the key from an agent with it.
  */
-#ifndef BP_TOOLS_AUTH_H
-#define BP_TOOLS_AUTH_H
+#ifndef BP_TOOLS_LINK_AUTH_H
+#define BP_TOOLS_LINK_AUTH_H
 
 #include <stdbool.h>
 #include <stddef.h>

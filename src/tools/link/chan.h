@@ -13,8 +13,8 @@
  * of it is read, so an authenticated peer cannot make us buffer more than that
  * either. No I/O here: the callers own the sockets.
  */
-#ifndef BP_TOOLS_CHAN_H
-#define BP_TOOLS_CHAN_H
+#ifndef BP_TOOLS_LINK_CHAN_H
+#define BP_TOOLS_LINK_CHAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * end: the route to the other host) both need. Each acts in the calling thread's
  * network namespace.
  */
-#ifndef BP_TOOLS_NETDEV_H
-#define BP_TOOLS_NETDEV_H
+#ifndef BP_TOOLS_LINK_NETDEV_H
+#define BP_TOOLS_LINK_NETDEV_H
 
 #include <net/if.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* busypoll perf: the command around perf_parse_opts and perf_sweep (tools/perf.h). */
+/* busypoll perf: the command around perf_parse_opts and perf_sweep (tools/perf/perf.h). */
 #include <stdio.h>
 
 #include "tools/common/commands.h"

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll perf: what a run (run.c) and its jobs (job.c) share. Not for
- * other files: the command's contract is tools/perf.h.
+ * other files: the command's contract is tools/perf/perf.h.
  *
  * Threading: a job lives on its own loop thread and touches only its own state;
  * the run's thread reads a job's atomics while it runs and everything else only
  * after joining its thread. Jobs are told things with bp_loop_post.
  */
-#ifndef BP_TOOLS_PERF_INT_H
-#define BP_TOOLS_PERF_INT_H
+#ifndef BP_TOOLS_PERF_INTERNAL_H
+#define BP_TOOLS_PERF_INTERNAL_H
 
 #include <stdatomic.h>
 

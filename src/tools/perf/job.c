@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll perf: one job, on its own loop thread with its own I/O queue
- * (contract in tools/internal.h).
+ * (contract in tools/perf/internal.h).
  *
  * fio's loop, on an event engine. fio fills the queue to iodepth, committing
  * every iodepth_batch submissions (and what is left before it waits); then waits

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll perf: option parsing (contract in tools/perf.h).
+ * busypoll perf: option parsing (contract in tools/perf/perf.h).
  *
  * fio's vocabulary with fio's meanings: a storage engineer's fio command line
  * should mean the same here. The dashed spellings are ours; fio's underscored

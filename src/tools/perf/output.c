@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll perf: printing results (contract in tools/perf.h).
+ * busypoll perf: printing results (contract in tools/perf/perf.h).
  *
- * json and csv come from one walk over a result (emit_result, tools/emit.h), so
+ * json and csv come from one walk over a result (emit_result, tools/common/emit.h), so
  * they never disagree on which fields exist; a csv column is the json path with
  * dots ("read.latency_us.p99_99"). The table reads like fio's summary: per
  * direction IOPS, bandwidth in MiB/s and MB/s, latency percentiles in us (fio's

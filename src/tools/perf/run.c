@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll perf: one run (contract in tools/perf.h).
+ * busypoll perf: one run (contract in tools/perf/perf.h).
  *
  * The run's thread owns the admin queue on a loop of its own (epoll:block: it
  * only carries Keep Alives) and runs it while it waits, so the controller never

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll perf --spawn-target: our own target as a child process, and its
- * counters (contract in tools/perf.h).
+ * counters (contract in tools/perf/perf.h).
  *
  * The child is `busypoll target` from our own binary, started the way every
  * busypoll server is started as a child (tools/harness/spawn.h: its own process

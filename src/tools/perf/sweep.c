@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll perf: every run the command line asks for (contract in tools/perf.h):
+ * busypoll perf: every run the command line asks for (contract in tools/perf/perf.h):
  * one block per --target-config (our target restarted for each when spawned),
  * one run per numjobs of --sweep (or the one --numjobs). A single run prints the
  * full result; a sweep prints the reference table per block as it completes, and

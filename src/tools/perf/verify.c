@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll perf --verify: the stamp every logical block carries (contract in
- * tools/perf.h). Layout, little-endian:
+ * tools/perf/perf.h). Layout, little-endian:
  *
  *   0  magic "BPV1"     4  CRC32C of bytes 8..end
  *   8  LBA             16  generation (1 = pre-fill, +1 per write)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll pingpong: a round trip's components from its timestamps (contract in
- * tools/pingpong.h). Pure arithmetic on what the client gathered.
+ * tools/pingpong/pingpong.h). Pure arithmetic on what the client gathered.
  *
  * Every component is a difference of two readings of ONE host's clock, so the
  * breakdown holds between two machines whose clocks are not synchronised:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll pingpong: what one look into the kernel costs on this machine
- * (contract in tools/pingpong.h), so "why is timeout=0 not as fast as looping
+ * (contract in tools/pingpong/pingpong.h), so "why is timeout=0 not as fast as looping
  * inside the kernel, is it pure syscall overhead?" gets a number.
  *
  * A userspace spin (epoll:spin, uring:spin) pays one of these per look and sees a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll pingpong client: one run (contract in tools/pingpong.h).
+ * busypoll pingpong client: one run (contract in tools/pingpong/pingpong.h).
  *
  * A run gets a fresh loop thread and socket, as a fresh process would in the
  * experiment this reproduces, so run-to-run spread includes what a new socket

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* busypoll pingpong: the command around pp_server_* and pp_measure (tools/pingpong.h). */
+/* busypoll pingpong: the command around pp_server_* and pp_measure (tools/pingpong/pingpong.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll pingpong client: rows x runs (contract in tools/pingpong.h).
+ * busypoll pingpong client: rows x runs (contract in tools/pingpong/pingpong.h).
  *
  * --matrix is the reference table in one command: no busy polling, client only,
  * both ends. The server's mode is switched per row over the control session

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll pingpong: printing a result (contract in tools/pingpong.h).
+ * busypoll pingpong: printing a result (contract in tools/pingpong/pingpong.h).
  *
  * table: what a person reads at a glance: the runs (or the matrix rows), per round
  *        trip counters of both sides, and with --breakdown the components per row
  *        and how they move between rows, beside the cost of an empty poll.
  * json:  everything, nested: settings, rows, each row's runs.
  * csv:   one line per run and one "avg" line per row, the same columns every line
- *        (a record walked through tools/emit.c's writer: header and rows
+ *        (a record walked through tools/common/emit.c's writer: header and rows
  *        cannot disagree). Breakdown columns are filled on "avg" lines only: the
  *        components are pooled over a row's runs.
  *

@@ -35,8 +35,8 @@
  * data loop's mode and timestamps), START and STOP around each run (the server's
  * evidence, its requests answered and bad messages dropped).
  */
-#ifndef BUSYPOLL_PINGPONG_PROTO_H
-#define BUSYPOLL_PINGPONG_PROTO_H
+#ifndef BP_TOOLS_PINGPONG_PROTO_H
+#define BP_TOOLS_PINGPONG_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

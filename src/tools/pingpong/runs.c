@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll pingpong: a run's figures and the averages over runs (contract in
- * tools/pingpong.h). Pure arithmetic, so the unit tests can feed it known samples.
+ * tools/pingpong/pingpong.h). Pure arithmetic, so the unit tests can feed it known samples.
  *
  * "Each figure is the average of N runs", as in the experiment this reproduces:
  * min, mean and every percentile of a row are the mean of that figure over its

@@ -10,8 +10,8 @@
  * UDP socket is bound once and outlives every data loop (each adopts a dup of it),
  * so a mode switch never unbinds the port and loses no datagram.
  */
-#ifndef BP_TOOLS_PINGPONG_SRV_H
-#define BP_TOOLS_PINGPONG_SRV_H
+#ifndef BP_TOOLS_PINGPONG_SERVER_H
+#define BP_TOOLS_PINGPONG_SERVER_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -19,8 +19,8 @@
  * Everything blocks, each wait bounded; nothing here runs during a measured
  * interval (control traffic only ever comes between runs).
  */
-#ifndef BP_TOOLS_AGENT_CLIENT_H
-#define BP_TOOLS_AGENT_CLIENT_H
+#ifndef BP_TOOLS_REMOTE_AGENT_CLIENT_H
+#define BP_TOOLS_REMOTE_AGENT_CLIENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * (tools/harness/control.h) through remote_transport, a ctl_session's transport.
  * Every wait is bounded by the timeout given at the start.
  */
-#ifndef BP_TOOLS_REMOTE_H
-#define BP_TOOLS_REMOTE_H
+#ifndef BP_TOOLS_REMOTE_TRANSPORT_H
+#define BP_TOOLS_REMOTE_TRANSPORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * busypoll rr: printing a result (contract in tools/rr.h).
+ * busypoll rr: printing a result (contract in tools/rr/rr.h).
  *
  * json and csv come from one walk over the result (emit_result) through a small
  * writer that either nests (json) or flattens (csv), so the two can never disagree

@@ -16,8 +16,8 @@
  * the run and its response size are announced by the control session's HELLO, and
  * the server answers each datagram with that many bytes.
  */
-#ifndef BUSYPOLL_RR_PROTO_H
-#define BUSYPOLL_RR_PROTO_H
+#ifndef BP_TOOLS_RR_PROTO_H
+#define BP_TOOLS_RR_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
