@@ -8,8 +8,8 @@
  *              serves authenticated sessions over the secure channel (link/chan.h)
  *   stdio.c    --stdio: one session over stdin/stdout (started through ssh, which
  *              authenticated the user already)
- *   session.c  what a session does with each control message (tools/common/
- *              control.h); every change journalled (journal.h) and restored when
+ *   session.c  what a session does with each control message
+ *              (tools/harness/control.h); every change journalled (journal.h) and restored when
  *              the session ends, however it ends
  *   servers.c  the servers a session starts (rr, pingpong, a target), as child
  *              processes, and the messages relayed to them

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The client's end of a remote agent: ssh-spawned or TCP with the key (remote.h). */
+/* The client's end of a remote agent: ssh-spawned or TCP with the key (transport.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
