@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 
 #define SRC_LOG_INTERVAL_S 10
-#define SRC_LOG_LINES 16    /* refusal lines per interval, all sources together */
+#define SRC_LOG_LINES 10    /* refusal lines per interval, all sources together */
 #define SRC_LOG_SLOTS 512   /* sources remembered by the log (a direct-mapped table) */
 
 struct src {
