@@ -68,8 +68,12 @@ refused "--key-file given twice" --listen 127.0.0.1:0 --key-file "$key" --key-fi
 refused "--cpus" --stdio --cpus 0,99999
 refused "--cpus goes with --stdio or --listen" --restore --cpus 0
 refused "--auth-timeout" --listen 127.0.0.1:0 --key-file "$key" --auth-timeout 0
-refused "--max-pending" --listen 127.0.0.1:0 --key-file "$key" --max-pending 0
-refused "--auth-timeout and --max-pending go with --listen" --stdio --max-pending 5
+refused "--per-source" --listen 127.0.0.1:0 --key-file "$key" --per-source 0
+refused "--max-startups 10:30: give START:RATE:FULL" --listen 127.0.0.1:0 --key-file "$key" --max-startups 10:30
+refused "--max-startups 10:101:100: give START:RATE:FULL" --listen 127.0.0.1:0 --key-file "$key" --max-startups 10:101:100
+refused "--max-startups 20:30:10: give START:RATE:FULL" --listen 127.0.0.1:0 --key-file "$key" --max-startups 20:30:10
+refused "--auth-timeout, --max-startups and --per-source go with --listen" --stdio --per-source 5
+refused "--auth-timeout, --max-startups and --per-source go with --listen" --stdio --max-startups 1:30:2
 refused "--format goes with --path" --restore --format json
 refused "--format" --path lo --format xml
 refused "--path 'a/b' is not a device name" --path a/b

@@ -262,7 +262,8 @@ agent|agent|--path|lo
 agent|agent --stdio|--cpus|0
 agent|agent --stdio|--state-dir|d
 agent|agent --listen 127.0.0.1:0|--auth-timeout|1
-agent|agent --listen 127.0.0.1:0|--max-pending|1
+agent|agent --listen 127.0.0.1:0|--max-startups|1:30:2
+agent|agent --listen 127.0.0.1:0|--per-source|1
 "
 
 # every option of every --help has a row (help and version are built in)

@@ -40,8 +40,12 @@ struct agent_cfg {
 	int ncpus;
 	char cpus_text[128];            /* as given, "" = any */
 	struct auth_key key;            /* --listen */
-	double auth_timeout_s;          /* a connection's whole handshake, at most */
-	int max_pending;                /* unauthenticated connections held at once */
+	double auth_timeout_s;          /* a connection's whole handshake, at most (--auth-timeout) */
+	int startups_start;             /* --max-startups START:RATE:FULL: from START unauthenticated */
+	int startups_rate;              /* connections, a new one is refused with RATE % chance, */
+	int startups_full;              /* rising to 100 % at FULL (OpenSSH's MaxStartups) */
+	int per_source;                 /* unauthenticated connections from one source (an IPv4
+					 * address, an IPv6 /64), at most (--per-source) */
 	const char *listen;             /* ADDR:PORT; NULL for --stdio (a standing agent serves no files) */
 };
 
@@ -52,6 +56,12 @@ struct agent_cfg {
 void agent_log(const char *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* agent_info - the same for what is not a refusal or a failure (sessions, servers): -q drops it. */
 void agent_info(const char *peer, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * agent_log_nonblocking - from now on a log line that would block (a full stderr pipe,
+ * a stopped terminal) is dropped and counted, never waited for (--listen: the loop
+ * thread must not stop). stderr's own flags are left as they are.
+ */
+void agent_log_nonblocking(void);
 /* agent_quiet - -q was given. */
 extern bool agent_quiet;
 

@@ -14,12 +14,19 @@
  * subcommand.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
 
 #include <busypoll/loop.h>
 #include <busypoll/nic.h>
@@ -77,6 +84,23 @@ static int parse_path(const struct opt_spec *sp, const char *name, const char *v
 	return 0;
 }
 
+/* --max-startups START:RATE:FULL: OpenSSH's MaxStartups, 1 <= START <= FULL, RATE a percentage. */
+static int parse_startups(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			  size_t errlen)
+{
+	struct agent_cli *c = base;
+	int start, rate, full, end = 0;
+
+	if (sscanf(v, "%d:%d:%d%n", &start, &rate, &full, &end) != 3 || v[end] || start < 1 ||
+	    full < start || full > 1000000 || rate < 0 || rate > 100)
+		return tool_fail(err, errlen, "%s %s: give START:RATE:FULL, 1 <= START <= FULL <= 1000000 "
+				 "and RATE 0-100 (e.g. 100:30:1000)", name, v);
+	c->cfg.startups_start = start;
+	c->cfg.startups_rate = rate;
+	c->cfg.startups_full = full;
+	return 0;
+}
+
 #define AF(m) OPT_FIELD(struct agent_cli, m)
 
 static const struct opt_spec agent_specs[] = {
@@ -97,9 +121,13 @@ static const struct opt_spec agent_specs[] = {
 	{ .name = "state-dir", .kind = OPT_TEXT, AF(state_dir), .arg = "DIR",
 	  .help = "where journals are kept", .dflt = OPT_DFLT_FIELD },
 	{ .name = "auth-timeout", .kind = OPT_SECONDS, AF(cfg.auth_timeout_s), .max_s = 3600, .arg = "S",
-	  .help = "a connection's handshake, at most", .dflt = OPT_DFLT_FIELD },
-	{ .name = "max-pending", .kind = OPT_INT, AF(cfg.max_pending), .lo = 1, .hi = 1000000, .arg = "N",
-	  .help = "connections waiting to authenticate at once; one more\ndrops the oldest", .dflt = OPT_DFLT_FIELD },
+	  .help = "a connection's handshake, at most; then it is closed", .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-startups", .kind = OPT_CUSTOM, .parse = parse_startups, .arg = "START:RATE:FULL",
+	  .help = "connections waiting to authenticate: from START a new one\nis refused (told busy) with RATE % "
+		  "chance, rising to\nall at FULL; one in progress is never dropped", .dflt = "100:30:1000" },
+	{ .name = "per-source", .kind = OPT_INT, AF(cfg.per_source), .lo = 1, .hi = 1000000, .arg = "N",
+	  .help = "connections waiting to authenticate from one address\n(an IPv6 /64); one more is refused (busy)",
+	  .dflt = OPT_DFLT_FIELD },
 };
 
 /* agent_check - one action, and the options that go with it. */
@@ -126,8 +154,9 @@ static int agent_check(void *base, const struct opt_seen *seen, char *err, size_
 		return tool_fail(err, errlen, "--key-file goes with --listen");
 	if (c->act != ACT_PATH && opt_given(seen, "format"))
 		return tool_fail(err, errlen, "--format goes with --path");
-	if ((opt_given(seen, "auth-timeout") || opt_given(seen, "max-pending")) && c->act != ACT_LISTEN)
-		return tool_fail(err, errlen, "--auth-timeout and --max-pending go with --listen");
+	if ((opt_given(seen, "auth-timeout") || opt_given(seen, "max-startups") || opt_given(seen, "per-source")) &&
+	    c->act != ACT_LISTEN)
+		return tool_fail(err, errlen, "--auth-timeout, --max-startups and --per-source go with --listen");
 	if (opt_given(seen, "cpus") && c->act != ACT_LISTEN && c->act != ACT_STDIO)
 		return tool_fail(err, errlen, "--cpus goes with --stdio or --listen");
 	if (opt_given(seen, "state-dir") && (c->act == ACT_NEW_KEY || c->act == ACT_PATH))
@@ -169,7 +198,10 @@ static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size
 	memset(c, 0, sizeof(*c));
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", JOURNAL_DEFAULT_DIR);
 	c->cfg.auth_timeout_s = 10;
-	c->cfg.max_pending = 1024;
+	c->cfg.startups_start = 100;
+	c->cfg.startups_rate = 30;
+	c->cfg.startups_full = 1000;
+	c->cfg.per_source = 16;
 	c->format = TOOL_FORMAT_TABLE;
 	rc = opt_parse(&agent_cmd, layers, 2, argc, argv, &seen, err, errlen);
 	if (rc)
@@ -182,14 +214,69 @@ static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size
 
 /* ---- logging ---- */
 
-/* vlog - one line "busypoll agent: PEER: ..." on stderr, in one write: lines of agents never mix. */
+/*
+ * The log: stderr, one write per line (lines of agents never mix). A standing agent's
+ * log must never stop its loop thread (a stderr pipe nobody reads, a stopped
+ * terminal): agent_log_nonblocking gives it a descriptor of its own that does not
+ * block, and a line that would block is dropped and counted; the next line that
+ * goes says how many went missing. The shared stderr's flags are not changed (the
+ * shell's terminal, the servers it starts).
+ */
+static int log_fd = STDERR_FILENO;
+static bool log_sock;                 /* stderr is a socket (systemd's journal): send, MSG_DONTWAIT */
+static unsigned long long log_dropped;
+
+void agent_log_nonblocking(void)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		log_sock = true;
+	} else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
+		/* a new open of the same pipe or terminal: its own O_NONBLOCK */
+		fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd >= 0)
+			log_fd = fd;
+	} /* a regular file does not block */
+}
+
+/* One line out, or counted as dropped. */
+static bool log_write(const char *line, size_t len)
+{
+	ssize_t n = log_sock ? send(log_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) : write(log_fd, line, len);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		log_dropped++;
+		return false;
+	}
+	return true;
+}
+
+/* vlog - one line "busypoll agent: PEER: ..." on stderr. */
 static void vlog(const char *peer, const char *fmt, va_list ap)
 {
 	char line[768];
 	int n = snprintf(line, sizeof(line), "busypoll agent: %s%s", peer ? peer : "", peer ? ": " : "");
 
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	fprintf(stderr, "%s\n", line);
+	if (log_dropped) {
+		char note[128];
+		int k = snprintf(note, sizeof(note), "busypoll agent: %llu log line(s) dropped: the log would "
+				 "block (its reader is slow or stopped)\n", log_dropped);
+		unsigned long long was = log_dropped;
+
+		log_dropped = 0;
+		if (!log_write(note, (size_t)k)) {
+			log_dropped = was + 1;
+			return;
+		}
+	}
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	log_write(line, (size_t)n);
 }
 
 void agent_log(const char *peer, const char *fmt, ...)
@@ -283,13 +370,25 @@ int cmd_agent(int argc, char **argv)
 	case ACT_RESTORE:
 		return agent_restore_all(c.cfg.state_dir) ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_LISTEN:
+		/*
+		 * The key stays out of swap (mlock, best effort: RLIMIT_MEMLOCK) and out of a
+		 * core dump and /proc/PID/mem of other users: not dumpable from here on
+		 * (servers it starts are dumpable again after their exec).
+		 */
+		(void)sodium_mlock(&c.cfg.key, sizeof(c.cfg.key));
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+			bp_tool_error(SUB, "prctl(PR_SET_DUMPABLE): %s: the key would be in a core dump", strerror(errno));
+			return BP_EXIT_FAIL;
+		}
 		if ((rc = auth_key_load(c.key_file, &c.cfg.key, err, sizeof(err)))) {
+			sodium_munlock(&c.cfg.key, sizeof(c.cfg.key));
 			bp_tool_error(SUB, "%s", err);
 			return BP_EXIT_USAGE;
 		}
+		agent_log_nonblocking();
 		agent_restore_all(c.cfg.state_dir);
 		rc = agent_serve_listen(&c.cfg);
-		auth_key_wipe(&c.cfg.key);
+		sodium_munlock(&c.cfg.key, sizeof(c.cfg.key)); /* zeroes it first */
 		return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_STDIO:
 		agent_restore_all(c.cfg.state_dir);

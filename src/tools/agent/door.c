@@ -5,13 +5,21 @@
  * connection still in its handshake and every authenticated session.
  *
  * Nothing but the handshake reaches an unauthenticated peer: its bytes go to
- * auth_input (fixed-size messages) and nowhere else until it proved the key. Each
- * connection has auth_timeout to finish the handshake; at most max_pending wait
- * at once, and when one more comes the oldest waiting is dropped, so a flood of
- * connections that never speak cannot keep a real client out. Every refusal is
- * logged with the peer's address and why (garbage, another version, wrong key,
- * replayed transcript, stalled, dropped, oversized or tampered record), and the
- * agent goes on serving the others.
+ * auth_input (fixed-size messages) and nowhere else until it proved the key. What
+ * an unauthenticated peer can hold is bounded the way OpenSSH bounds it
+ * (MaxStartups, PerSourceMaxStartups, LoginGraceTime):
+ *   - a new connection is refused (BUSY sent, closed) when its source (an IPv4
+ *     address, an IPv6 /64; source.h) has per_source handshakes pending already;
+ *   - from startups_start pending handshakes in all, a new connection is refused
+ *     with startups_rate % chance, rising linearly to 100 % at startups_full;
+ *   - a handshake in progress is never evicted for a newcomer, and each has
+ *     auth_timeout to finish.
+ * So a flood from one source holds per_source slots and no more, a flood from many
+ * can delay a real client (who is told it is busy and tries again) but cannot cut
+ * its handshake short. Every refusal of an unauthenticated peer goes to the refusal
+ * log (source.h: a line per source per interval, the rest summed, a cap on all),
+ * refusals of an authenticated session are each logged; the agent goes on serving
+ * the others.
  *
  * After ACCEPT the connection is a session: records are opened (chan_open), each
  * message handed to session_handle and its reply sealed back. However the session
@@ -30,12 +38,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include <busypoll/loop.h>
 #include <busypoll/mode.h>
 #include <busypoll/net.h>
 
 #include "tools/agent/agent.h"
 #include "tools/agent/session.h"
+#include "tools/agent/source.h"
 #include "tools/link/auth.h"
 #include "tools/link/chan.h"
 
@@ -49,8 +60,10 @@ struct peer {
 	struct bp_timer deadline;
 	enum peer_state state;
 	char addr[64];
+	struct src src;
 	bool nonce_checked, replay;
 	struct peer *prev, *next;      /* the door's list of its state, oldest first */
+	struct peer *sprev, *snext;    /* pending: its source bucket's chain */
 	struct auth auth;              /* auth.chan is the session's channel */
 	struct session session;
 };
@@ -64,6 +77,10 @@ struct door {
 	const struct agent_cfg *cfg;
 	struct bp_loop *loop;
 	struct list pending, sessions;
+	struct peer **bucket;          /* pending peers by src_hash: nbucket (a power of 2) chains */
+	size_t nbucket;
+	struct bp_timer log_timer;     /* the refusal log's interval */
+	struct src_log log;
 	uint8_t msg[CHAN_MAX_MSG];
 	uint8_t frame[CHAN_FRAME_MAX];
 	uint8_t reply[SESSION_REPLY_MAX];
@@ -106,15 +123,54 @@ static void list_del(struct list *l, struct peer *p)
 	l->n--;
 }
 
-static struct list *list_of(struct peer *p)
+/* ---- pending handshakes, by source ---- */
+
+static struct peer **bucket_of(struct door *d, const struct src *s)
 {
-	return p->state == P_AUTH ? &p->d->pending : &p->d->sessions;
+	return &d->bucket[src_hash(s) & (d->nbucket - 1)];
+}
+
+/* How many handshakes from s are pending: its chain holds them, and few others (a keyed hash). */
+static int pending_from(struct door *d, const struct src *s)
+{
+	int n = 0;
+
+	for (struct peer *q = *bucket_of(d, s); q; q = q->snext)
+		n += src_same(&q->src, s);
+	return n;
+}
+
+static void pending_add(struct peer *p)
+{
+	struct peer **b = bucket_of(p->d, &p->src);
+
+	list_add(&p->d->pending, p);
+	p->sprev = NULL;
+	p->snext = *b;
+	if (*b)
+		(*b)->sprev = p;
+	*b = p;
+}
+
+static void pending_del(struct peer *p)
+{
+	list_del(&p->d->pending, p);
+	if (p->sprev)
+		p->sprev->snext = p->snext;
+	else
+		*bucket_of(p->d, &p->src) = p->snext;
+	if (p->snext)
+		p->snext->sprev = p->sprev;
+	p->sprev = p->snext = NULL;
 }
 
 /* Forget p: off its list, no timer, secrets wiped, freed. The conn is already gone or closed. */
 static void peer_free(struct peer *p)
 {
-	list_del(list_of(p), p);
+	if (p->state == P_AUTH)
+		pending_del(p);
+	else
+		list_del(&p->d->sessions, p);
 	bp_timer_stop(p->d->loop, &p->deadline);
 	auth_wipe(&p->auth);
 	free(p);
@@ -130,9 +186,12 @@ static void refuse(struct peer *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	agent_log(p->addr, "refused: %s", why);
-	if (p->state == P_SESSION)
+	if (p->state == P_AUTH) {
+		src_log_refused(&p->d->log, &p->src, p->addr, why);
+	} else {
+		agent_log(p->addr, "refused: %s", why);
 		session_end(&p->session, "refused");
+	}
 	bp_conn_close(p->c);
 	peer_free(p);
 }
@@ -186,7 +245,7 @@ static size_t on_auth_bytes(struct peer *p, const uint8_t *data, size_t len)
 	if (p->auth.state != AUTH_DONE)
 		return used;
 	/* authenticated: from now on a session */
-	list_del(&p->d->pending, p);
+	pending_del(p);
 	bp_timer_stop(p->d->loop, &p->deadline);
 	p->state = P_SESSION;
 	list_add(&p->d->sessions, p);
@@ -248,13 +307,16 @@ static void on_close(struct bp_conn *c, int err, const char *syscall)
 {
 	struct peer *p = bp_conn_data(c);
 	char why[160];
+	const char *when = p->state == P_AUTH ? " during the handshake" : "";
 
 	if (err)
-		snprintf(why, sizeof(why), "the connection failed: %s: %s", syscall, strerror(-err));
+		snprintf(why, sizeof(why), "the connection failed: %s: %s%s", syscall, strerror(-err), when);
+	else if (p->state == P_AUTH)
+		snprintf(why, sizeof(why), "closed during the handshake");
 	else
 		snprintf(why, sizeof(why), "the client closed the connection");
 	if (p->state == P_AUTH)
-		agent_log(p->addr, "refused: %s during the handshake", err ? why : "closed");
+		src_log_refused(&p->d->log, &p->src, p->addr, why);
 	else
 		session_end(&p->session, why);
 	peer_free(p);
@@ -282,19 +344,69 @@ static void keepalive(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
+/*
+ * Refused for load: BUSY (the client says the agent is busy, not that its key is
+ * wrong), then closed. What the peer sent already is read first, so that the close
+ * is a FIN after BUSY, not a reset that could overtake it. Nothing is held.
+ */
+static void refuse_busy(struct door *d, int fd, const struct src *s, const char *addr, const char *why)
+{
+	uint8_t busy[AUTH_BUSY_LEN], sink[512];
+
+	auth_busy_msg(busy);
+	(void)!send(fd, busy, sizeof(busy), MSG_DONTWAIT | MSG_NOSIGNAL);
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 4 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
+		;
+	close(fd);
+	src_log_refused(&d->log, s, addr, why);
+}
+
+/*
+ * Random early drop (OpenSSH's MaxStartups): with n handshakes pending, from START
+ * a new one is refused with RATE % chance, rising linearly to 100 % at FULL.
+ */
+static bool early_drop(const struct agent_cfg *cfg, int n)
+{
+	int p;
+
+	if (n < cfg->startups_start)
+		return false;
+	if (n >= cfg->startups_full)
+		return true;
+	p = cfg->startups_rate + (int)((long long)(100 - cfg->startups_rate) * (n - cfg->startups_start) /
+				      (cfg->startups_full - cfg->startups_start));
+	return (int)randombytes_uniform(100) < p;
+}
+
 static void on_accept(struct bp_listener *l, int fd, void *arg)
 {
 	struct door *d = arg;
-	struct sockaddr_storage ss;
+	const struct agent_cfg *cfg = d->cfg;
+	struct sockaddr_storage ss = { .ss_family = AF_UNSPEC };
 	socklen_t sl = sizeof(ss);
+	char addr[64], why[160];
 	struct peer *p;
-	int rc;
+	struct src s;
+	int rc, from;
 
-	if (d->pending.n >= d->cfg->max_pending) {
-		struct peer *old = d->pending.head;
-
-		refuse(old, "dropped: %d connections waiting to authenticate, the oldest go first",
-		       d->pending.n);
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		bp_format_addr((struct sockaddr *)&ss, addr, sizeof(addr));
+	else
+		snprintf(addr, sizeof(addr), "(unknown peer)");
+	src_of((struct sockaddr *)&ss, &s);
+	/* a handshake in progress is never evicted: the newcomer is the one refused */
+	if ((from = pending_from(d, &s)) >= cfg->per_source) {
+		snprintf(why, sizeof(why), "busy: %d connections from %s wait to authenticate already "
+			 "(--per-source %d)", from, s.text, cfg->per_source);
+		refuse_busy(d, fd, &s, addr, why);
+		return;
+	}
+	if (early_drop(cfg, d->pending.n)) {
+		snprintf(why, sizeof(why), "busy: %d connections wait to authenticate (--max-startups "
+			 "%d:%d:%d)", d->pending.n, cfg->startups_start, cfg->startups_rate, cfg->startups_full);
+		refuse_busy(d, fd, &s, addr, why);
+		return;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -304,10 +416,8 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 	}
 	p->d = d;
 	p->state = P_AUTH;
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
-		bp_format_addr((struct sockaddr *)&ss, p->addr, sizeof(p->addr));
-	else
-		snprintf(p->addr, sizeof(p->addr), "(unknown peer)");
+	p->src = s;
+	snprintf(p->addr, sizeof(p->addr), "%s", addr);
 	keepalive(fd);
 	if ((rc = auth_start(&p->auth, AUTH_AGENT, &d->cfg->key)))
 		close(fd);
@@ -319,10 +429,19 @@ static void on_accept(struct bp_listener *l, int fd, void *arg)
 		free(p);
 		return;
 	}
-	list_add(&d->pending, p);
+	pending_add(p);
 	if (bp_timer_start(d->loop, &p->deadline, (uint64_t)(d->cfg->auth_timeout_s * 1e6),
 			   on_deadline, p))
 		refuse(p, "out of memory for its timer");
+}
+
+/* The refusal log's interval ended: its summaries, and the next interval. */
+static void on_log_timer(struct bp_loop *loop, void *arg)
+{
+	struct door *d = arg;
+
+	src_log_flush(&d->log);
+	bp_timer_start(loop, &d->log_timer, SRC_LOG_INTERVAL_S * 1000000ull, on_log_timer, d);
 }
 
 static void on_accept_error(struct bp_listener *l, int err, void *arg)
@@ -363,20 +482,38 @@ int agent_serve_listen(const struct agent_cfg *cfg)
 	if (!d)
 		return -ENOMEM;
 	d->cfg = cfg;
+	for (d->nbucket = 64; d->nbucket < (size_t)cfg->startups_full && d->nbucket < (1u << 20);)
+		d->nbucket *= 2;
+	d->bucket = calloc(d->nbucket, sizeof(*d->bucket));
+	if (!d->bucket || sodium_init() < 0) {
+		free(d->bucket);
+		free(d);
+		return -ENOMEM;
+	}
 	raise_fd_limit();
 	if ((rc = bp_mode_parse("epoll:block", &mode, err, sizeof(err))) ||
 	    (rc = bp_loop_create(&d->loop, &mode))) {
 		agent_log(NULL, "cannot start its loop: %s", bp_last_error());
+		free(d->bucket);
 		free(d);
 		return rc;
 	}
 	if ((rc = bp_listener_create(d->loop, (struct sockaddr *)&ss, sl, on_accept, d, &l))) {
 		agent_log(NULL, "cannot listen on %s: %s", cfg->listen, bp_last_error());
 		bp_loop_destroy(d->loop);
+		free(d->bucket);
 		free(d);
 		return rc;
 	}
 	bp_listener_on_error(l, on_accept_error);
+	if ((rc = bp_timer_start(d->loop, &d->log_timer, SRC_LOG_INTERVAL_S * 1000000ull, on_log_timer, d))) {
+		agent_log(NULL, "cannot start its log's timer: %s", strerror(-rc));
+		bp_listener_close(l);
+		bp_loop_destroy(d->loop);
+		free(d->bucket);
+		free(d);
+		return rc;
+	}
 	stop_loop = d->loop;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -385,9 +522,12 @@ int agent_serve_listen(const struct agent_cfg *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	sl = sizeof(ss);
 	getsockname(bp_listener_fd(l), (struct sockaddr *)&ss, &sl);
-	agent_info(NULL, "listening on %s (pid %d); a client must prove the key within %g s",
-		  bp_format_addr((struct sockaddr *)&ss, where, sizeof(where)), (int)getpid(),
-		  cfg->auth_timeout_s);
+	agent_info(NULL, "listening on %s (pid %d); a client must prove the key within %g s "
+		   "(--auth-timeout); unauthenticated connections: at most %d per source (--per-source), "
+		   "new ones refused from %d waiting with %d%% chance, all at %d (--max-startups %d:%d:%d)",
+		   bp_format_addr((struct sockaddr *)&ss, where, sizeof(where)), (int)getpid(),
+		   cfg->auth_timeout_s, cfg->per_source, cfg->startups_start, cfg->startups_rate,
+		   cfg->startups_full, cfg->startups_start, cfg->startups_rate, cfg->startups_full);
 	rc = agent_stop ? 0 : bp_loop_run(d->loop);
 	agent_info(NULL, "stopping: %d session(s) to end, %d connection(s) waiting", d->sessions.n,
 		  d->pending.n);
@@ -404,9 +544,12 @@ int agent_serve_listen(const struct agent_cfg *cfg)
 		bp_conn_close(p->c);
 		peer_free(p);
 	}
+	src_log_flush(&d->log);
+	bp_timer_stop(d->loop, &d->log_timer);
 	stop_loop = NULL;
 	bp_listener_close(l);
 	bp_loop_destroy(d->loop);
+	free(d->bucket);
 	free(d);
 	return rc;
 }

@@ -94,7 +94,10 @@ int auth_key_load(const char *path, struct auth_key *key, char *err, size_t errl
 
 	if (sodium_ready())
 		return fail(-ENOSYS, err, errlen, "libsodium cannot start (no entropy source?)");
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		return fail(-ELOOP, err, errlen, "key file %s is a symbolic link: name the file itself", path);
 	if (fd < 0)
 		return fail(-errno, err, errlen, "cannot open key file %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
@@ -102,7 +105,10 @@ int auth_key_load(const char *path, struct auth_key *key, char *err, size_t errl
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = fail(-EACCES, err, errlen, "key file %s is not a regular file", path);
+		rc = fail(-EACCES, err, errlen, "key file %s is not a regular file (%s): name the file "
+			  "`busypoll agent --new-key` wrote", path, S_ISFIFO(st.st_mode) ? "a FIFO" :
+			  S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ?
+			  "a device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
 		goto out;
 	}
 	if (st.st_mode & 077) {
@@ -169,6 +175,22 @@ static void refuse(struct auth *a, int err, const char *fmt, ...)
 	a->err = err;
 	a->state = AUTH_FAILED;
 	a->out_len = 0;
+}
+
+void auth_busy_msg(uint8_t out[AUTH_BUSY_LEN])
+{
+	put_head(out, AUTH_AGENT);
+	out[6] = 'B';
+}
+
+/* A client's first 8 bytes from the agent are BUSY. */
+static bool is_busy(const struct auth *a)
+{
+	uint8_t busy[AUTH_BUSY_LEN];
+
+	auth_busy_msg(busy);
+	return a->role == AUTH_CLIENT && a->step == 0 && a->in_len >= AUTH_BUSY_LEN &&
+	       !memcmp(a->in, busy, AUTH_BUSY_LEN);
 }
 
 /* The peer's head: right magic, version and role, reserved bytes 0. */
@@ -354,6 +376,10 @@ size_t auth_input(struct auth *a, const uint8_t *data, size_t len)
 			check_head(a, a->in, a->step ? "message" : "hello");
 			break;
 		}
+		if (is_busy(a)) {
+			refuse(a, -EBUSY, "busy (too many unauthenticated connections); try again");
+			break;
+		}
 		if (a->in_len < want)
 			break;
 		if (a->role == AUTH_AGENT)
@@ -378,28 +404,41 @@ void auth_output_sent(struct auth *a)
 }
 
 /*
- * The agent's memory of client nonces: a HELLO whose nonce came before is a replay
- * (a new client draws 32 random bytes). A ring of the last 4096, for the log's
- * words only: a replay fails the MAC check anyway.
+ * The agent's memory of client nonces, for the log's words only: a HELLO whose nonce
+ * came before is named a replay (a new client draws 32 random bytes). It protects
+ * nothing: a replayed HELLO gets a fresh Na in its CHALLENGE, so the replayed
+ * RESPONSE's MAC (over T, which holds Na) fails and the connection is refused as a
+ * wrong proof with or without it. So it only has to be cheap and bounded: a
+ * direct-mapped table of SEEN_SLOTS nonces, each in the slot its keyed hash
+ * (crypto_shorthash under a random key, which a peer cannot aim at) names, kept
+ * until another nonce lands there. One hash and one compare per HELLO.
  */
-#define SEEN_MAX 4096
-static uint8_t seen[SEEN_MAX][AUTH_NONCE_BYTES];
-static size_t seen_n, seen_next;
+#define SEEN_SLOTS 4096
+static struct {
+	uint8_t n[AUTH_NONCE_BYTES];
+	bool used;
+} seen[SEEN_SLOTS];
+static uint8_t seen_key[crypto_shorthash_KEYBYTES];
+static bool seen_keyed;
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool auth_nonce_seen(const uint8_t n[AUTH_NONCE_BYTES])
 {
-	bool hit = false;
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t v;
+	bool hit;
 
 	pthread_mutex_lock(&seen_lock);
-	for (size_t i = 0; i < seen_n && !hit; i++)
-		hit = sodium_memcmp(seen[i], n, AUTH_NONCE_BYTES) == 0;
-	if (!hit) {
-		memcpy(seen[seen_next], n, AUTH_NONCE_BYTES);
-		seen_next = (seen_next + 1) % SEEN_MAX;
-		if (seen_n < SEEN_MAX)
-			seen_n++;
+	if (!seen_keyed) {
+		randombytes_buf(seen_key, sizeof(seen_key));
+		seen_keyed = true;
 	}
+	crypto_shorthash(h, n, AUTH_NONCE_BYTES, seen_key);
+	memcpy(&v, h, sizeof(v));
+	v %= SEEN_SLOTS;
+	hit = seen[v].used && sodium_memcmp(seen[v].n, n, AUTH_NONCE_BYTES) == 0;
+	memcpy(seen[v].n, n, AUTH_NONCE_BYTES);
+	seen[v].used = true;
 	pthread_mutex_unlock(&seen_lock);
 	return hit;
 }
@@ -472,6 +511,11 @@ int auth_client_run(int fd, const struct auth_key *key, const char *peer, int ti
 				goto io_error;
 			}
 		}
+	}
+	if (a.state == AUTH_FAILED && a.err == -EBUSY) {
+		auth_wipe(&a);
+		return fail(-EBUSY, err, errlen, "the agent at %s is busy (too many unauthenticated "
+			    "connections); try again", peer);
 	}
 	if (a.state == AUTH_FAILED) {
 		rc = fail(a.err, err, errlen, "agent %s: %s", peer, a.why);

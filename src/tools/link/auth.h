@@ -20,6 +20,14 @@
  *   Kauth, Ksess = crypto_kdf_derive_from_key(K, ids 1 and 2, context "bpagent1")
  *   keys = HMAC(Ksess, "c2a" || T) and HMAC(Ksess, "a2c" || T): one per direction
  *
+ * An agent that refuses a new connection for load (too many unauthenticated ones)
+ * sends BUSY instead of CHALLENGE and closes:
+ *
+ *   agent -> client  BUSY       "BPAU" ver=1 role=2 'B' 0                              8
+ *
+ * BUSY is not authenticated (nothing is before CHALLENGE): whoever can forge it can
+ * as well drop the connection, so it tells the client only to try again later.
+ *
  * A replayed transcript fails because Na is new for every connection; a reflected
  * MAC fails because the roles are in it; the agent also remembers recent client
  * nonces, so a replayed HELLO is named as such in its log. After ACCEPT every
@@ -47,7 +55,11 @@
 #define AUTH_CHALLENGE_LEN 72
 #define AUTH_RESPONSE_LEN 64
 #define AUTH_ACCEPT_LEN 32
+#define AUTH_BUSY_LEN 8
 #define AUTH_MSG_MAX 72
+
+/* auth_busy_msg - the agent's BUSY message into out. */
+void auth_busy_msg(uint8_t out[AUTH_BUSY_LEN]);
 
 struct auth_key {
 	uint8_t k[AUTH_KEY_BYTES];
@@ -62,8 +74,10 @@ int auth_key_new(const char *path, char *err, size_t errlen);
 
 /*
  * auth_key_load - read the key in path. Refused (-EACCES, one line in err) when the
- * file is readable or writable by group or others, is not a regular file, or is
- * owned by another user than this process's; -EINVAL when it holds no key.
+ * file is readable or writable by group or others, is not a regular file (a FIFO is
+ * refused at once: opened O_NONBLOCK, never waited on; a symlink is not followed), or
+ * is owned by another user than this process's; -ELOOP (a line too) for a symbolic link;
+ * -EINVAL when it holds no key.
  */
 int auth_key_load(const char *path, struct auth_key *key, char *err, size_t errlen);
 
@@ -80,6 +94,7 @@ enum auth_state { AUTH_RUNNING, AUTH_DONE, AUTH_FAILED };
  *   -EPROTO        garbage (not "BPAU"), or a message of the wrong role
  *   -EPROTONOSUPPORT  another version of the handshake
  *   -EACCES        the peer's MAC is wrong (wrong key, or a replayed transcript)
+ *   -EBUSY         (client) the agent sent BUSY: it refused us for load, not for our key
  */
 struct auth {
 	enum auth_role role;
@@ -118,7 +133,10 @@ size_t auth_input(struct auth *a, const uint8_t *data, size_t len);
 const uint8_t *auth_output(const struct auth *a, size_t *len);
 void auth_output_sent(struct auth *a);
 
-/* auth_nonce_seen - the agent's memory of client nonces: true if n was seen before (then remembered). */
+/*
+ * auth_nonce_seen - the agent's memory of recent client nonces: true if n was seen
+ * before; remembered either way. O(1): one slot of a fixed table, for the log's words.
+ */
 bool auth_nonce_seen(const uint8_t n[AUTH_NONCE_BYTES]);
 
 /* auth_wipe - zero every secret the handshake holds (the channel's too). */
@@ -128,7 +146,8 @@ void auth_wipe(struct auth *a);
  * auth_client_run - the client's whole handshake on connected fd (blocking waits,
  * each up to timeout_ms), leaving the channel in *ch. 0, or -errno with one line in
  * err: -EACCES "the agent at PEER does not hold this key" or "refused our key",
- * -ETIMEDOUT, -ECONNRESET, -EPROTO.
+ * -EBUSY "the agent at PEER is busy (too many unauthenticated connections); try
+ * again", -ETIMEDOUT, -ECONNRESET, -EPROTO.
  */
 int auth_client_run(int fd, const struct auth_key *key, const char *peer, int timeout_ms,
 		    struct chan *ch, char *err, size_t errlen);
