@@ -99,6 +99,23 @@ grep -qE '^busypoll agent [0-9]' "$tmp/out" || fail "--version: $(cat "$tmp/out"
 run 0 --restore --state-dir "$tmp/state"
 [ ! -s "$tmp/out" ] || fail "--restore with nothing: printed $(cat "$tmp/out")"
 
+# a state directory others could put a journal in (played back as this user) is refused at start
+mkdir -m 700 "$tmp/real" && ln -s "$tmp/real" "$tmp/link"
+mkdir -m 770 "$tmp/shared"
+chmod 770 "$tmp/shared"
+refused "state directory $tmp/link is a symbolic link" --restore --state-dir "$tmp/link"
+refused "state directory $tmp/shared is writable by its group (mode 0770)" --stdio --state-dir "$tmp/shared"
+chmod 703 "$tmp/shared"
+refused "is writable by others" --restore --state-dir "$tmp/shared"
+run 0 --restore --state-dir "$tmp/real"
+
+# the limits a session is held to
+refused "--max-servers 0" --stdio --max-servers 0
+refused "--max-target-ram 1k: give a size of at least 1M" --stdio --max-target-ram 1k
+refused "--target-listen 0.0.0.0:7: '0.0.0.0:7' is not an IPv4 or IPv6 address" --stdio --target-listen 0.0.0.0:7
+refused "go with --stdio or --listen" --restore --max-target-ram 1G
+[ ! -s "$tmp/out" ] || fail "--restore with nothing: printed $(cat "$tmp/out")"
+
 run 0 --path lo
 for text in "coalesce  not available: coalesce-get lo: its driver has no interrupt coalescing" \
 	"napi      none: no NAPI instances on lo" "irqs      none: no IRQs: lo is a virtual device"; do

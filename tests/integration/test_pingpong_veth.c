@@ -73,6 +73,55 @@ static void direct(const char *mode)
 	free(res);
 }
 
+/*
+ * plain - `pingpong --client B` (in mode, no --matrix) against a plain `pingpong --server`
+ * on B: no switch is asked for, the run is measured, and the row shows the server's
+ * own mode as the server says it.
+ */
+static void plain(const char *mode)
+{
+	struct pp_result *res = calloc(1, sizeof(*res));
+	struct pp_opts so, co;
+	struct pp_server *s;
+	char err[512];
+	int home, ret;
+
+	BPT_CHECK(res, "calloc");
+	pp_opts_defaults(&so);
+	so.server = true;
+	so.quiet = true;
+	so.port = 0;
+	snprintf(so.host, sizeof(so.host), "%s", tb.addr[1]);
+	co = so;
+	co.server = false;
+	co.n = 200;
+	co.runs = 1;
+	co.warmup = 20;
+	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
+	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
+	co.server_mode = co.mode;
+	snprintf(co.server_mode_text, sizeof(co.server_mode_text), "%s", co.mode_text);
+	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
+	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
+	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
+	co.port = pp_server_port(s);
+	ret = pp_measure(&co, NULL, res, err, sizeof(err));
+	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
+	pp_server_stop(s);
+	BPT_CHECK(ret == 0, "a plain client against a plain server on another host: %s", err);
+	BPT_CHECK(res->nrows == 1 && res->rows[0].nruns == 1 && res->rows[0].all->count == co.n,
+		  "not measured: %d rows, %d runs", res->nrows, res->rows[0].nruns);
+	/* the server runs its default (no busy polling), not the client's busy mode */
+	BPT_CHECK(res->server_mode[0] && !strcmp(res->rows[0].server_mode, res->server_mode) &&
+		  strcmp(res->rows[0].server_mode, co.mode_text),
+		  "the row says the server runs '%s', its HELLO '%s', the client '%s'", res->rows[0].server_mode,
+		  res->server_mode, co.mode_text);
+	printf("ok   a plain client (%s) against a plain server on another host: measured, the server in its own %s\n",
+	       co.mode_text, res->rows[0].server_mode);
+	pp_result_free(res);
+	free(res);
+}
+
 static void matrix(const char *mode, bool tcp)
 {
 	struct pp_result *res = calloc(1, sizeof(*res));
@@ -187,8 +236,10 @@ int main(int argc, char **argv)
 
 		if (!bpt_mode_usable(mode, &m))
 			continue;
-		if (!ran)
+		if (!ran) {
 			direct(mode);
+			plain(mode);
+		}
 		matrix(mode, false);
 		matrix(mode, true);
 		ran++;

@@ -22,9 +22,11 @@ set -u
 
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 
-# Peer edges that are the design: compare runs rr's server and client in one process.
+# Peer edges that are the design: compare runs rr's server and client in one process;
+# the agent parses a target's arguments with the target's own option table (its limits).
 ALLOWED=(
 	"tools/compare -> tools/rr"
+	"tools/agent -> tools/target"
 )
 
 # Downward edges that are not the design, each with its reason: the agent is the

@@ -137,7 +137,12 @@ static void test_refusals(void **state)
 	ctl_put_text(&m, CTL_T_KNOB, "mtu");
 	ctl_put_u64(&m, CTL_T_FLAGS, CTL_F_SET);
 	ctl_put_u64(&m, CTL_T_VALUE, 9000);
-	refused(EINVAL, "unknown");
+	refused(EINVAL, "KNOB mtu: not a knob the agent reads or changes");
+	/* a read is checked as a write is: no other attribute of the device */
+	req(CTL_KNOB);
+	ctl_put_text(&m, CTL_T_DEV, "lo");
+	ctl_put_text(&m, CTL_T_KNOB, "mtu");
+	refused(EINVAL, "KNOB mtu: not a knob the agent reads or changes");
 	req(CTL_COALESCE);
 	ctl_put_text(&m, CTL_T_DEV, "a/b");
 	refused(EINVAL, "COALESCE needs a device name");

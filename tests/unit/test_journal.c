@@ -253,6 +253,51 @@ static void test_restore_dir_choices(void **state)
 	assert_int_equal(journal_restore_dir("/nonexistent/busypoll", log_line, NULL, &left), 0);
 }
 
+/* A journal is played back as this user: only one this user wrote, mode 0600, in a directory of its own. */
+static void test_foreign_journals(void **state)
+{
+	char loose[160], foreign[160], shared[160], link[200], text[256];
+	struct journal j;
+	int left;
+
+	snprintf(text, sizeof(text), "busypoll-journal 1 pid=4 netns=%" PRIu64 "\nnapi 300 threaded=0\n",
+		 my_netns());
+	snprintf(loose, sizeof(loose), "%s/session-4-1.journal", dir);
+	write_file(loose, text);
+	assert_int_equal(chmod(loose, 0644), 0);
+	nlogged = 0;
+	assert_int_equal(journal_restore_dir(dir, log_line, NULL, &left), 0);
+	assert_int_equal(left, 1);
+	assert_int_equal(access(loose, F_OK), 0);
+	assert_true(logged_has("not played: its mode is 0644, not 0600"));
+	unlink(loose);
+	if (geteuid() == 0) {
+		snprintf(foreign, sizeof(foreign), "%s/session-5-1.journal", dir);
+		write_file(foreign, text);
+		assert_int_equal(chown(foreign, 12345, 12345), 0);
+		nlogged = 0;
+		assert_int_equal(journal_restore_dir(dir, log_line, NULL, &left), 0);
+		assert_int_equal(left, 1);
+		assert_true(logged_has("not played: it belongs to uid 12345"));
+		unlink(foreign);
+	}
+	/* the directory: group-writable or a symbolic link is refused, nothing played or made in it */
+	snprintf(shared, sizeof(shared), "%s/shared", dir);
+	assert_int_equal(mkdir(shared, 0700), 0);
+	assert_int_equal(chmod(shared, 0770), 0);
+	assert_true(journal_restore_dir(shared, log_line, NULL, &left) < 0);
+	assert_int_equal(journal_open(&j, shared, "unit", log_line, NULL, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "is writable by its group (mode 0770)"));
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(chmod(shared, 0700), 0);
+	assert_int_equal(symlink(shared, link), 0);
+	assert_int_equal(journal_open(&j, link, "unit", log_line, NULL, err, sizeof(err)), -ELOOP);
+	assert_non_null(strstr(err, "is a symbolic link"));
+	assert_int_equal(journal_restore_dir(link, log_line, NULL, &left), -ELOOP);
+	unlink(link);
+	rmdir(shared);
+}
+
 static void test_journal_refusals(void **state)
 {
 	struct journal j = { .fd = -1 };
@@ -279,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_entry_lines),
 		cmocka_unit_test(test_journal_file),
 		cmocka_unit_test(test_restore_dir_choices),
+		cmocka_unit_test(test_foreign_journals),
 		cmocka_unit_test(test_journal_refusals),
 	};
 

@@ -24,7 +24,9 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include <busypoll/nic.h>
 
@@ -33,6 +35,7 @@
 
 #define AGENT_MAX_CPUS 256
 #define AGENT_FRAME_HDR 4
+#define AGENT_MAX_TLISTEN 8
 
 struct agent_cfg {
 	const char *state_dir;          /* journals (JOURNAL_DEFAULT_DIR) */
@@ -47,6 +50,12 @@ struct agent_cfg {
 	int per_source;                 /* unauthenticated connections from one source (an IPv4
 					 * address, an IPv6 /64), at most (--per-source) */
 	const char *listen;             /* ADDR:PORT; NULL for --stdio (a standing agent serves no files) */
+	/* the limits on what a session starts (limits.h) */
+	int max_servers;                /* --max-servers: servers at once, all sessions */
+	uint64_t max_target_ram;        /* --max-target-ram: bytes of RAM namespaces per target */
+	char target_listen_text[256];   /* --target-listen as given, "" = the address the client reached */
+	struct sockaddr_storage target_listen[AGENT_MAX_TLISTEN];
+	int ntarget_listen;
 };
 
 /*

@@ -30,9 +30,12 @@
 
 #include <busypoll/loop.h>
 #include <busypoll/nic.h>
+#include <busypoll/nvme/target.h>
 
 #include "tools/agent/agent.h"
 #include "tools/agent/journal.h"
+#include "tools/agent/limits.h"
+#include "tools/agent/servers.h"
 #include "tools/common/commands.h"
 #include "tools/common/emit.h"
 #include "tools/common/napi_show.h"
@@ -101,6 +104,26 @@ static int parse_startups(const struct opt_spec *sp, const char *name, const cha
 	return 0;
 }
 
+/* --max-target-ram SIZE: bytes (K, M, G, T), at least 1M. */
+static int parse_ram(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		     size_t errlen)
+{
+	struct agent_cli *c = base;
+	uint64_t b;
+
+	if (bp_nvmet_parse_size(v, &b) || b < (1u << 20))
+		return tool_fail(err, errlen, "%s %s: give a size of at least 1M (like 512M or 4G)", name, v);
+	c->cfg.max_target_ram = b;
+	return 0;
+}
+
+/* --target-listen ADDR[,ADDR...]: where an agent-started target may listen. */
+static int parse_tlisten(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			 size_t errlen)
+{
+	return limits_parse_listen(&((struct agent_cli *)base)->cfg, name, v, err, errlen);
+}
+
 #define AF(m) OPT_FIELD(struct agent_cli, m)
 
 static const struct opt_spec agent_specs[] = {
@@ -118,6 +141,12 @@ static const struct opt_spec agent_specs[] = {
 	  .help = "the path report of DEV: driver, channels, coalescing,\nqueues, NAPIs, IRQs and their CPUs; then exit" },
 	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct agent_cli, cfg.cpus, cfg.ncpus), .arg = "LIST",
 	  .help = "the CPUs the servers it starts may use (default any)" },
+	{ .name = "max-servers", .kind = OPT_INT, AF(cfg.max_servers), .lo = 1, .hi = AGENT_MAX_SERVERS, .arg = "N",
+	  .help = "servers running at once, all sessions together", .dflt = OPT_DFLT_FIELD },
+	{ .name = "max-target-ram", .kind = OPT_CUSTOM, .parse = parse_ram, .arg = "SIZE",
+	  .help = "RAM a target's namespaces may hold (default MemTotal/4,\nat most 4G)" },
+	{ .name = "target-listen", .kind = OPT_CUSTOM, .parse = parse_tlisten, .arg = "ADDR[,ADDR]",
+	  .help = "addresses a target may listen on besides loopback\n(default the address the client reached; 0.0.0.0\nonly when given)" },
 	{ .name = "state-dir", .kind = OPT_TEXT, AF(state_dir), .arg = "DIR",
 	  .help = "where journals are kept", .dflt = OPT_DFLT_FIELD },
 	{ .name = "auth-timeout", .kind = OPT_SECONDS, AF(cfg.auth_timeout_s), .max_s = 3600, .arg = "S",
@@ -159,6 +188,9 @@ static int agent_check(void *base, const struct opt_seen *seen, char *err, size_
 		return tool_fail(err, errlen, "--auth-timeout, --max-startups and --per-source go with --listen");
 	if (opt_given(seen, "cpus") && c->act != ACT_LISTEN && c->act != ACT_STDIO)
 		return tool_fail(err, errlen, "--cpus goes with --stdio or --listen");
+	if ((opt_given(seen, "max-servers") || opt_given(seen, "max-target-ram") || opt_given(seen, "target-listen")) &&
+	    c->act != ACT_LISTEN && c->act != ACT_STDIO)
+		return tool_fail(err, errlen, "--max-servers, --max-target-ram and --target-listen go with --stdio or --listen");
 	if (opt_given(seen, "state-dir") && (c->act == ACT_NEW_KEY || c->act == ACT_PATH))
 		return tool_fail(err, errlen, "--state-dir goes with --stdio, --listen or --restore");
 	if (opt_given(seen, "cpus"))
@@ -202,6 +234,7 @@ static int parse_cli(int argc, char **argv, struct agent_cli *c, char *err, size
 	c->cfg.startups_rate = 30;
 	c->cfg.startups_full = 1000;
 	c->cfg.per_source = 16;
+	limits_defaults(&c->cfg);
 	c->format = TOOL_FORMAT_TABLE;
 	rc = opt_parse(&agent_cmd, layers, 2, argc, argv, &seen, err, errlen);
 	if (rc)
@@ -319,6 +352,15 @@ int agent_restore_all(const char *dir)
 	return left;
 }
 
+/* log_limits - the limits this agent binds every session to, at its start. */
+static void log_limits(const struct agent_cfg *cfg)
+{
+	char line[400];
+
+	limits_describe(cfg, line, sizeof(line));
+	agent_info(NULL, "%s", line);
+}
+
 /* ---- the one-shot actions ---- */
 
 static int run_path(const struct agent_cli *c)
@@ -344,6 +386,25 @@ static int run_path(const struct agent_cli *c)
 	return BP_EXIT_OK;
 }
 
+/*
+ * check_state_dir - a state directory that is there must be the agent's own (journal_dir_open):
+ * it plays back what it finds there. 0, or -errno said in one line.
+ */
+static int check_state_dir(const char *dir)
+{
+	char err[400];
+	int fd;
+
+	if (access(dir, F_OK) < 0 && errno == ENOENT)
+		return 0; /* made 0700 at the first change */
+	if ((fd = journal_dir_open(dir, false, err, sizeof(err))) < 0) {
+		bp_tool_error(SUB, "%s", err);
+		return fd;
+	}
+	close(fd);
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_cli c;
@@ -356,6 +417,8 @@ int cmd_agent(int argc, char **argv)
 		bp_tool_error(SUB, "%s", err);
 		return BP_EXIT_USAGE;
 	}
+	if ((c.act == ACT_STDIO || c.act == ACT_LISTEN || c.act == ACT_RESTORE) && check_state_dir(c.cfg.state_dir))
+		return BP_EXIT_USAGE;
 	switch (c.act) {
 	case ACT_NEW_KEY:
 		if ((rc = auth_key_new(c.new_key, err, sizeof(err)))) {
@@ -387,11 +450,13 @@ int cmd_agent(int argc, char **argv)
 		}
 		agent_log_nonblocking();
 		agent_restore_all(c.cfg.state_dir);
+		log_limits(&c.cfg);
 		rc = agent_serve_listen(&c.cfg);
 		sodium_munlock(&c.cfg.key, sizeof(c.cfg.key)); /* zeroes it first */
 		return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_STDIO:
 		agent_restore_all(c.cfg.state_dir);
+		log_limits(&c.cfg);
 		return agent_serve_stdio(&c.cfg) ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_NONE:
 		break;

@@ -60,22 +60,54 @@ static uint64_t netns_id(void)
 	return stat("/proc/thread-self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static int fsync_dir(const char *path)
-{
-	char dir[PATH_MAX], *slash;
-	int fd, rc = 0;
+/* ---- the directory ---- */
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+int journal_dir_open(const char *dir, bool create, char *err, size_t errlen)
+{
+	struct stat st, fst;
+	int fd;
+
+	if (create && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return say(-errno, err, errlen, "cannot create state directory %s: %s", dir, strerror(errno));
+	if (lstat(dir, &st) < 0)
+		return say(-errno, err, errlen, "state directory %s: %s", dir, strerror(errno));
+	/* every journal in it is played back as this user: nobody else may put one there */
+	if (S_ISLNK(st.st_mode))
+		return say(-ELOOP, err, errlen, "state directory %s is a symbolic link: give the directory itself "
+			   "(--state-dir)", dir);
+	if (!S_ISDIR(st.st_mode))
+		return say(-ENOTDIR, err, errlen, "state directory %s is not a directory", dir);
+	if (st.st_uid != geteuid())
+		return say(-EPERM, err, errlen, "state directory %s belongs to uid %u, not to this agent's user (uid "
+			   "%u): give one of your own (--state-dir)", dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return say(-EPERM, err, errlen, "state directory %s is writable by %s (mode %04o): chmod go-w %s", dir,
+			   st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 07777), dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
+		return say(-errno, err, errlen, "state directory %s: %s", dir, strerror(errno));
+	/* the one looked at, not one put in its place since */
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+		close(fd);
+		return say(-EAGAIN, err, errlen, "state directory %s changed while it was opened", dir);
+	}
+	return fd;
+}
+
+/* journal_file_ok - a journal to play back: a regular file of ours, mode 0600. 0, or -EPERM with why. */
+static int journal_file_ok(int fd, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return say(-errno, why, len, "%s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return say(-EPERM, why, len, "not a regular file");
+	if (st.st_uid != geteuid())
+		return say(-EPERM, why, len, "it belongs to uid %u, not to this agent's user", (unsigned)st.st_uid);
+	if ((st.st_mode & 07777) != 0600)
+		return say(-EPERM, why, len, "its mode is %04o, not 0600", (unsigned)(st.st_mode & 07777));
+	return 0;
 }
 
 /* ---- one line ---- */
@@ -176,6 +208,8 @@ int jentry_apply(const struct jentry *e)
 
 /* ---- the file ---- */
 
+static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, int *left);
+
 /*
  * The host's change lock: held, with holder written in it; -EBUSY naming who has it.
  * One per network namespace (host-NETNS.lock): the settings it guards are that
@@ -185,12 +219,13 @@ int jentry_apply(const struct jentry *e)
 static int lock_host(struct journal *j, const char *dir, const char *holder, char *err,
 		     size_t errlen)
 {
-	char path[PATH_MAX], who[160] = "";
+	char path[PATH_MAX], name[64], who[160] = "";
 	ssize_t n;
 	int len;
 
-	snprintf(path, sizeof(path), "%s/host-%" PRIu64 ".lock", dir, netns_id());
-	j->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	snprintf(name, sizeof(name), "host-%" PRIu64 ".lock", netns_id());
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	j->lock_fd = openat(j->dir_fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (j->lock_fd < 0)
 		return say(-errno, err, errlen, "cannot open %s: %s", path, strerror(errno));
 	if (flock(j->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -217,6 +252,9 @@ static void unlock_host(struct journal *j)
 	if (j->lock_fd >= 0)
 		close(j->lock_fd); /* the flock goes with it */
 	j->lock_fd = -1;
+	if (j->dir_fd >= 0)
+		close(j->dir_fd);
+	j->dir_fd = -1;
 }
 
 int journal_open(struct journal *j, const char *dir, const char *holder, journal_log_fn log,
@@ -226,41 +264,45 @@ int journal_open(struct journal *j, const char *dir, const char *holder, journal
 	char head[128];
 	int len, rc;
 
-	j->fd = j->lock_fd = -1;
+	j->fd = j->lock_fd = j->dir_fd = -1;
 	j->entries = 0;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return say(-errno, err, errlen, "cannot create state directory %s: %s", dir,
-			   strerror(errno));
+	if ((j->dir_fd = journal_dir_open(dir, true, err, errlen)) < 0) {
+		rc = j->dir_fd;
+		j->dir_fd = -1;
+		return rc;
+	}
 	if ((rc = lock_host(j, dir, holder, err, errlen))) {
 		unlock_host(j);
 		return rc;
 	}
 	/* the host is ours: what an agent that died here left goes back first */
-	journal_restore_dir(dir, log, arg, NULL);
-	if ((size_t)snprintf(j->path, sizeof(j->path), "%s/session-%d-%u.journal", dir, (int)getpid(),
-			     __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED)) >= sizeof(j->path)) {
+	restore_at(j->dir_fd, dir, log, arg, NULL);
+	snprintf(j->name, sizeof(j->name), "session-%d-%u.journal", (int)getpid(),
+		 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+	if ((size_t)snprintf(j->path, sizeof(j->path), "%s/%s", dir, j->name) >= sizeof(j->path)) {
 		unlock_host(j);
 		return say(-ENAMETOOLONG, err, errlen, "state directory %s: path too long", dir);
 	}
-	j->fd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* read and written through this one descriptor: the session's end plays it back through it too */
+	j->fd = openat(j->dir_fd, j->name, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (j->fd < 0) {
 		rc = say(-errno, err, errlen, "cannot create journal %s: %s", j->path, strerror(errno));
 		unlock_host(j);
 		return rc;
 	}
 	/* held until journal_finish (or the process dies): the file is ours, alive */
-	if (flock(j->fd, LOCK_EX | LOCK_NB) < 0)
+	if (fchmod(j->fd, 0600) < 0 || flock(j->fd, LOCK_EX | LOCK_NB) < 0)
 		goto fail;
 	len = snprintf(head, sizeof(head), HEADER " pid=%d netns=%" PRIu64 "\n", (int)getpid(),
 		       netns_id());
-	if (write(j->fd, head, (size_t)len) != len || fsync(j->fd) < 0 || fsync_dir(j->path) < 0)
+	if (write(j->fd, head, (size_t)len) != len || fsync(j->fd) < 0 || fsync(j->dir_fd) < 0)
 		goto fail;
 	return 0;
 fail:
 	rc = say(errno ? -errno : -EIO, err, errlen, "journal %s: %s", j->path,
 		 strerror(errno ? errno : EIO));
 	close(j->fd);
-	unlink(j->path);
+	unlinkat(j->dir_fd, j->name, 0);
 	j->fd = -1;
 	unlock_host(j);
 	return rc;
@@ -357,8 +399,8 @@ static int play_back(const struct played *p, journal_log_fn log, void *arg)
 	return failed;
 }
 
-/* Play back the journal at path through fd (locked by the caller); remove it when all went back. */
-static int finish_file(int fd, const char *path, journal_log_fn log, void *arg)
+/* Play back the journal name in dfd (path: for the log) through fd (locked by the caller); removed when all went back. */
+static int finish_file(int dfd, int fd, const char *name, const char *path, journal_log_fn log, void *arg)
 {
 	struct played p;
 	int bad = read_journal(fd, &p), failed;
@@ -377,44 +419,42 @@ static int finish_file(int fd, const char *path, journal_log_fn log, void *arg)
 		      "(or busypoll agent --restore)", path, failed);
 		return failed;
 	}
-	if (unlink(path) == 0)
-		fsync_dir(path);
+	if (unlinkat(dfd, name, 0) == 0)
+		fsync(dfd);
 	return 0;
 }
 
 int journal_finish(struct journal *j, journal_log_fn log, void *arg)
 {
-	int failed = 0, fd;
+	int failed;
 
 	if (j->fd < 0)
 		return 0;
-	fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		logf_(log, arg, "journal %s: %s: nothing restored", j->path, strerror(errno));
-		failed = 1;
-	} else {
-		failed = finish_file(fd, j->path, log, arg);
-		close(fd);
-	}
+	/* through the descriptor it was written with: never a file put at its path since */
+	failed = finish_file(j->dir_fd, j->fd, j->name, j->path, log, arg);
 	close(j->fd); /* the journal's lock goes with it */
 	j->fd = -1;
 	unlock_host(j); /* after the playback: nobody changes the host under it */
 	return failed;
 }
 
-int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *left)
+/* restore_at - journal_restore_dir on the directory dfd (dir: its name, for the log). */
+static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, int *left)
 {
 	uint64_t here = netns_id();
 	struct dirent *de;
-	int done = 0, held = 0;
-	DIR *d = opendir(dir);
+	int done = 0, held = 0, dup_fd = dup(dfd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 
 	if (left)
 		*left = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return -errno;
+	}
 	while ((de = readdir(d))) {
-		char path[PATH_MAX];
+		char path[PATH_MAX], why[160];
 		size_t len = strlen(de->d_name);
 		struct played p;
 		int fd;
@@ -422,9 +462,22 @@ int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *lef
 		if (len < 9 || strcmp(de->d_name + len - 8, ".journal"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
+		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0) {
+			if (errno == ELOOP) {
+				logf_(log, arg, "journal %s: not played: a symbolic link; left in place", path);
+				held++;
+			}
 			continue;
+		}
+		/* played back as this user: only a journal this user wrote, that nobody else could */
+		if (journal_file_ok(fd, why, sizeof(why))) {
+			logf_(log, arg, "journal %s: not played: %s (a journal is a regular file of this agent's "
+			      "user, mode 0600); left in place", path, why);
+			close(fd);
+			held++;
+			continue;
+		}
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) { /* its agent is alive */
 			close(fd);
 			held++;
@@ -442,7 +495,7 @@ int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *lef
 		free(p.e);
 		logf_(log, arg, "journal %s: agent pid %d is gone; restoring what it changed", path,
 		      p.pid);
-		if (finish_file(fd, path, log, arg) == 0)
+		if (finish_file(dfd, fd, de->d_name, path, log, arg) == 0)
 			done++;
 		else
 			held++;
@@ -452,6 +505,25 @@ int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *lef
 	if (left)
 		*left = held;
 	return done;
+}
+
+int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *left)
+{
+	char err[300];
+	int dfd, rc;
+
+	if (left)
+		*left = 0;
+	if (access(dir, F_OK) < 0 && errno == ENOENT)
+		return 0;
+	dfd = journal_dir_open(dir, false, err, sizeof(err));
+	if (dfd < 0) {
+		logf_(log, arg, "%s: no journal played", err);
+		return dfd;
+	}
+	rc = restore_at(dfd, dir, log, arg, left);
+	close(dfd);
+	return rc;
 }
 
 /* ---- changes, each recorded first ---- */

@@ -66,11 +66,22 @@ int jentry_parse(const char *line, struct jentry *e);
 int jentry_apply(const struct jentry *e);
 
 struct journal {
-	int fd;                        /* -1: not open */
+	int fd;                        /* -1: not open; read and written (O_RDWR | O_APPEND) */
 	int lock_fd;                   /* host-NETNS.lock, held while fd is open */
-	char path[PATH_MAX];
+	int dir_fd;                    /* the state directory, every file in it reached through it */
+	char name[64];                 /* session-PID-N.journal */
+	char path[PATH_MAX];           /* DIR/name, for messages */
 	unsigned entries;
 };
+
+/*
+ * journal_dir_open - the state directory dir (made 0700 first when create and it is
+ * missing), checked and opened O_DIRECTORY | O_NOFOLLOW: a directory, not a
+ * symbolic link, owned by this process's user, writable by nobody else (every
+ * journal in it is played back as that user). Its descriptor, or -errno with one
+ * line in err saying what to fix.
+ */
+int journal_dir_open(const char *dir, bool create, char *err, size_t errlen);
 
 /*
  * journal_open - take the host's change lock in dir (created 0700 if missing),
@@ -96,8 +107,10 @@ int journal_record(struct journal *j, const struct jentry *e, char *err, size_t 
 int journal_finish(struct journal *j, journal_log_fn log, void *arg);
 
 /*
- * journal_restore_dir - play back and remove every journal in dir that no live
- * agent holds and that was written in this network namespace. Logs each.
+ * journal_restore_dir - play back and remove every journal in dir (journal_dir_open's
+ * checks; every file reached by openat) that no live agent holds, that was written
+ * in this network namespace, and that is a regular file of this user with mode
+ * 0600 (another is logged and left). Logs each.
  * Returns how many journals were restored completely, or -errno (dir unreadable;
  * a missing dir is 0); *left (may be NULL) counts those left (held, another
  * namespace, or a setting that could not be restored).

@@ -8,6 +8,7 @@
 
 #include <busypoll/napi.h>
 
+#include "tools/agent/limits.h"
 #include "tools/agent/session.h"
 #include "tools/link/agent_wire.h"
 #include "tools/link/netdev.h"
@@ -19,6 +20,7 @@
 #define NAPI_RESTORED (BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH | BP_NAPI_HAS_IRQ_SUSPEND)
 
 static struct ctl_msg relay_msg; /* one request at a time */
+static int running;              /* servers running, all sessions of this agent (--max-servers) */
 
 /* ---- the request ---- */
 
@@ -138,6 +140,23 @@ static const char *cpu_text(const struct start_req *r, char *buf, size_t len)
 	return buf;
 }
 
+/* check_target - the target's command line so far against the operator's limits (limits.h). */
+static int check_target(const struct session *ses, const struct argv_buf *a, int own, struct ctl_msg *out)
+{
+	static char *copy[2 * MAX_WORDS + 1]; /* the parser permutes its argv */
+	struct sockaddr_storage reached;
+	char err[600];
+	int rc;
+
+	memcpy(copy, a->w, sizeof(char *) * (size_t)a->n);
+	copy[a->n] = NULL;
+	rc = limits_check_target(ses->cfg, limits_reached(ses->peer, &reached) ? NULL : &reached, copy, a->n, own,
+				 err, sizeof(err));
+	if (rc)
+		ctl_error_msg(out, -rc, "%s", err);
+	return rc;
+}
+
 static int build_argv(const struct session *ses, const struct start_req *r, struct argv_buf *a, struct ctl_msg *out)
 {
 	char **targs = a->w + 1; /* the target's own words follow "target" */
@@ -172,6 +191,8 @@ static int build_argv(const struct session *ses, const struct start_req *r, stru
 			add_num(a, "--threads", (long long)r->threads);
 		if (r->priority >= 0 && !has_word(targs, nt, "--priority"))
 			add_num(a, "--priority", r->priority);
+		if (check_target(ses, a, nt, out))
+			return -EINVAL;
 	} else {
 		add(a, "--server");
 		if (r->addr[0]) {
@@ -288,6 +309,7 @@ void servers_start(struct session *ses, const struct ctl_msg *in, struct ctl_msg
 	static struct argv_buf a;
 	static struct start_req r;
 	struct agent_server **slot = NULL, *srv;
+	cpu_set_t allowed;
 	char err[700];
 	int rc;
 
@@ -296,8 +318,9 @@ void servers_start(struct session *ses, const struct ctl_msg *in, struct ctl_msg
 	for (int i = 0; i < AGENT_MAX_SERVERS && !slot; i++)
 		if (!ses->servers.s[i])
 			slot = &ses->servers.s[i];
-	if (!slot) {
-		ctl_error_msg(out, EBUSY, "SERVER_START: %d servers run already: stop one first", AGENT_MAX_SERVERS);
+	if (!slot || running >= ses->cfg->max_servers) {
+		ctl_error_msg(out, EBUSY, "SERVER_START: %d servers run already, the most the agent allows "
+			      "(--max-servers %d): stop one first", running, ses->cfg->max_servers);
 		return;
 	}
 	srv = calloc(1, sizeof(*srv));
@@ -313,7 +336,9 @@ void servers_start(struct session *ses, const struct ctl_msg *in, struct ctl_msg
 	}
 	srv->id = ses->servers.next_id;
 	snprintf(srv->tool, sizeof(srv->tool), "%s", r.tool);
-	rc = spawn_start(&srv->child, a.w, r.tool, "agent", START_TIMEOUT_MS, &relay_msg, err, sizeof(err));
+	/* its affinity the allowed set: a server asked for without CPUs stays on them too */
+	rc = spawn_start_on(&srv->child, a.w, limits_affinity(ses->cfg, &allowed) ? &allowed : NULL, r.tool, "agent",
+			    START_TIMEOUT_MS, &relay_msg, err, sizeof(err));
 	if (rc) {
 		agent_log(ses->peer, "server %s not started: %s", r.tool, err);
 		ctl_error_msg(out, rc, "%s", err);
@@ -324,6 +349,7 @@ void servers_start(struct session *ses, const struct ctl_msg *in, struct ctl_msg
 	srv->child.ctl.timeout_ms = CALL_TIMEOUT_MS;
 	from_hello(srv, &relay_msg);
 	ses->servers.next_id++;
+	running++;
 	*slot = srv;
 	agent_info(ses->peer, "server %" PRIu64 " started: %s, pid %d, port %u, mode %s", srv->id, srv->tool,
 		  (int)srv->child.pid, srv->port, srv->mode);
@@ -340,6 +366,7 @@ static int stop_one(struct session *ses, struct agent_server **slot, const char 
 	spawn_last_line(&srv->child, line, sizeof(line));
 	status = spawn_stop(&srv->child, STOP_TIMEOUT_MS);
 	put_napis_back(ses, srv);
+	running--;
 	agent_info(ses->peer, "server %" PRIu64 " (%s, pid %d) stopped (%s): exit status %d%s%s", srv->id, srv->tool,
 		  (int)srv->child.pid, why, status, status > 0 && status != 128 + 15 && line[0] ? ": " : "",
 		  status > 0 && status != 128 + 15 ? line : "");

@@ -145,6 +145,15 @@ static void do_napi(struct session *s, const struct ctl_msg *in, struct ctl_msg 
 	aw_napi_put(out, &info);
 }
 
+/* knob_known - one of the device knobs the agent reads and changes (napi_show.h). */
+static bool knob_known(const char *name)
+{
+	for (int i = 0; i < NAPI_NKNOBS; i++)
+		if (!strcmp(name, napi_knob_names[i]))
+			return true;
+	return false;
+}
+
 static void do_knob(struct session *s, const struct ctl_msg *in, struct ctl_msg *out)
 {
 	char dev[IFNAMSIZ], knob[64], item[96], err[256];
@@ -156,6 +165,12 @@ static void do_knob(struct session *s, const struct ctl_msg *in, struct ctl_msg 
 		return;
 	if (ctl_get_text(in, CTL_T_KNOB, knob, sizeof(knob)) || !knob[0]) {
 		ctl_error_msg(out, EINVAL, "KNOB needs a knob name (napi_defer_hard_irqs or gro_flush_timeout)");
+		return;
+	}
+	/* a read names a knob as a write does: no other attribute of the device (mtu, address) */
+	if (!knob_known(knob)) {
+		ctl_error_msg(out, EINVAL, "KNOB %s: not a knob the agent reads or changes (napi_defer_hard_irqs or "
+			      "gro_flush_timeout)", knob);
 		return;
 	}
 	if (is_set(in)) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,7 +113,7 @@ static int fail_reason(struct spawn *sp, const char *what, int timeout_ms, char 
 }
 
 /* child - in the forked child: its own group, death with the parent, the descriptors, the exec. */
-static void child(const char *exe, char *const argv[], int err_fd, int ctl_fd, pid_t parent)
+static void child(const char *exe, char *const argv[], int err_fd, int ctl_fd, pid_t parent, const cpu_set_t *cpus)
 {
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -132,6 +133,11 @@ static void child(const char *exe, char *const argv[], int err_fd, int ctl_fd, p
 		dup2(null, STDOUT_FILENO);
 	}
 	dup2(err_fd, STDERR_FILENO);
+	/* before the exec: every thread it will run, and the kernel's helpers of its rings, inherit it */
+	if (cpus && sched_setaffinity(0, sizeof(*cpus), cpus) < 0) {
+		dprintf(STDERR_FILENO, "busypoll: cannot bind to the allowed CPUs: %s\n", strerror(errno));
+		_exit(127);
+	}
 	fcntl(ctl_fd, F_SETFD, 0); /* the control session's end survives the exec */
 	execv(exe, argv);
 	dprintf(STDERR_FILENO, "busypoll: exec %s: %s\n", exe, strerror(errno));
@@ -140,6 +146,12 @@ static void child(const char *exe, char *const argv[], int err_fd, int ctl_fd, p
 
 int spawn_start(struct spawn *sp, char *const argv[], const char *what, const char *tool, int timeout_ms,
 		struct ctl_msg *hello_ok, char *err, size_t errlen)
+{
+	return spawn_start_on(sp, argv, NULL, what, tool, timeout_ms, hello_ok, err, errlen);
+}
+
+int spawn_start_on(struct spawn *sp, char *const argv[], const cpu_set_t *cpus, const char *what, const char *tool,
+		   int timeout_ms, struct ctl_msg *hello_ok, char *err, size_t errlen)
 {
 	static char exe[4096];
 	char *args[MAX_ARGS + 4], fdtext[16], tmpl[] = "/tmp/busypoll-spawn-XXXXXX";
@@ -191,7 +203,7 @@ int spawn_start(struct spawn *sp, char *const argv[], const char *what, const ch
 		goto fail;
 	}
 	if (sp->pid == 0)
-		child(exe, args, sp->err_fd, sv[1], parent);
+		child(exe, args, sp->err_fd, sv[1], parent, cpus);
 	close(sv[1]);
 	sv[1] = -1;
 	ret = ctl_session_fd(&sp->ctl, sv[0], what, timeout_ms);

@@ -22,6 +22,7 @@
 #ifndef BP_TOOLS_HARNESS_SPAWN_H
 #define BP_TOOLS_HARNESS_SPAWN_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,14 @@ int spawn_split_args(const char *args, char *buf, char **words, int max);
  */
 int spawn_start(struct spawn *sp, char *const argv[], const char *what, const char *tool, int timeout_ms,
 		struct ctl_msg *hello_ok, char *err, size_t errlen);
+
+/*
+ * spawn_start_on - spawn_start with the child's CPU affinity set to cpus (NULL: the
+ * parent's) before its exec, so every thread it runs (and io_uring's helpers of
+ * its rings) stays on them: how the agent binds a server to its --cpus.
+ */
+int spawn_start_on(struct spawn *sp, char *const argv[], const cpu_set_t *cpus, const char *what, const char *tool,
+		   int timeout_ms, struct ctl_msg *hello_ok, char *err, size_t errlen);
 
 /* spawn_alive - the child still runs (reaped when it does not). */
 bool spawn_alive(struct spawn *sp);

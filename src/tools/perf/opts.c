@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <busypoll/nvme/host.h>
 #include <busypoll/nvme/tcp.h>
 
 #include "tools/perf/perf.h"
@@ -403,6 +404,13 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");
 	o->spawn = opt_given(seen, "spawn-target") > 0;
+	if (o->remote.remote[0] && !o->hostnqn[0]) {
+		/* one host NQN for the target the agent starts (--allow-host) and for connecting to it */
+		struct bp_nvmeh_opts h;
+
+		bp_nvmeh_opts_defaults(&h);
+		snprintf(o->hostnqn, sizeof(o->hostnqn), "%s", h.hostnqn);
+	}
 	if (o->remote.remote[0] && !o->spawn)
 		return tool_fail(err, errlen, "--remote %s starts the target there: give its arguments with "
 				 "--spawn-target ARGS (e.g. --spawn-target '--ns ram:1G')", o->remote.remote);

@@ -43,7 +43,7 @@ struct perf_opts {
 	TOOL_COMMON;               /* quiet (no progress lines), format */
 	char target[300];          /* ADDR:PORT as given */
 	char nqn[224];
-	char hostnqn[224];         /* "" = the library's random uuid NQN */
+	char hostnqn[224];         /* "" = the library's random uuid NQN (with --remote: that one, chosen at parse) */
 	uint32_t nsid;
 	enum perf_rw rw;
 	int rwmixread;             /* percent of reads in randrw (fio default 50) */
@@ -163,7 +163,8 @@ struct ctl_msg;
 struct ctl_session;
 /*
  * perf_target_argv - the target's command line for one configuration: "target",
- * o->spawn_args, config's, then --listen/--nqn from o unless given, split into
+ * o->spawn_args, config's, then --listen/--nqn from o unless given (and, through an
+ * agent (--remote), --allow-host with our host NQN, which the agent requires), split into
  * argv (at most max, NULL-terminated; the words point into buf). Returns the
  * count, or -EINVAL with one line in err (unbalanced quotes, too many words).
  */

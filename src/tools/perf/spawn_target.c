@@ -51,7 +51,7 @@ int perf_target_argv(const struct perf_opts *o, const char *config, char *buf, s
 	size_t need = strlen(o->spawn_args) + strlen(config ? config : "") + 2;
 	int n1, n2, argc;
 
-	if (need > buflen || max < 2 * MAX_WORDS + 6) {
+	if (need > buflen || max < 2 * MAX_WORDS + 8) {
 		snprintf(err, errlen, "--spawn-target and --target-config: too long");
 		return -EINVAL;
 	}
@@ -75,6 +75,11 @@ int perf_target_argv(const struct perf_opts *o, const char *config, char *buf, s
 	if (!has_option(argv + 1, n1 + n2, "--nqn")) {
 		argv[argc++] = "--nqn";
 		argv[argc++] = (char *)o->nqn;
+	}
+	/* an agent starts a target only for the hosts it names: ours, as run.c connects */
+	if (o->remote.remote[0] && o->hostnqn[0] && !has_option(argv + 1, n1 + n2, "--allow-host")) {
+		argv[argc++] = "--allow-host";
+		argv[argc++] = (char *)o->hostnqn;
 	}
 	argv[argc] = NULL;
 	return argc;

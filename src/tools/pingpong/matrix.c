@@ -77,9 +77,18 @@ static int row_alloc(struct pp_row *row, const struct pp_opts *o)
 	return 0;
 }
 
+/*
+ * needs_switch - does a row in server mode want ("": the server's own) ask the server
+ * for a change, it running now in mode now? Timestamps (--breakdown) are one.
+ */
+static bool needs_switch(const struct pp_opts *o, const char *want, const char *now)
+{
+	return o->breakdown || (want[0] && strcmp(want, now));
+}
+
 /* One row: the server's mode, then --runs runs. */
 static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ctl_session *ctl,
-		   struct pp_row *row, const char *server_mode, volatile sig_atomic_t *stop,
+		   struct pp_row *row, const char *server_mode, char server_now[PP_MODE_LEN], volatile sig_atomic_t *stop,
 		   struct bp_hist *hist, struct pp_result *res, char *err, size_t errlen)
 {
 	struct bp_mode cm;
@@ -91,9 +100,15 @@ static int run_row(const struct pp_opts *o, const struct pp_target *t, struct ct
 		snprintf(err, errlen, "client mode %s: %s", row->client_mode, perr);
 		return -EINVAL;
 	}
-	ret = pp_ctl_set_mode(ctl, server_mode, o->breakdown, row->server_mode, err, errlen);
-	if (ret)
-		return ret;
+	/* a switch only when it changes something: a standalone server on another host takes none */
+	if (needs_switch(o, server_mode, server_now)) {
+		ret = pp_ctl_set_mode(ctl, server_mode, o->breakdown, row->server_mode, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(server_now, PP_MODE_LEN, "%s", row->server_mode);
+	} else {
+		snprintf(row->server_mode, sizeof(row->server_mode), "%s", server_now); /* as the server said */
+	}
 
 	for (int i = 0; i < o->runs; i++) {
 		struct pp_run *run = &row->runs[i];
@@ -201,6 +216,8 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 	struct pp_server_info info;
 	struct bp_hist *hist = NULL;
 	struct utsname un;
+	char now[PP_MODE_LEN];
+	bool probe = false;
 	int ret, timeout_ms;
 
 	memset(res, 0, sizeof(*res));
@@ -262,8 +279,17 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 			fprintf(stderr, "busypoll pingpong: %s\n", cerr);
 	}
 
+	/*
+	 * A row that needs a switch: asked first for the mode the server runs (no change),
+	 * so a server that takes no switch from us refuses before anything is measured.
+	 */
+	snprintf(now, sizeof(now), "%s", info.mode);
+	for (int i = 0; i < res->nrows && !probe; i++)
+		probe = needs_switch(o, smodes[i], now);
+	if (probe && (ret = pp_ctl_set_mode(&ctl, now, false, now, err, errlen)))
+		goto out;
 	for (int i = 0; i < res->nrows && !res->interrupted; i++) {
-		ret = run_row(o, &t, &ctl, &res->rows[i], smodes[i], stop, hist, res, err, errlen);
+		ret = run_row(o, &t, &ctl, &res->rows[i], smodes[i], now, stop, hist, res, err, errlen);
 		if (ret)
 			break;
 	}

@@ -155,14 +155,15 @@ static void ctl_set_mode(struct pp_server *s, const struct session *ses, const s
 	struct bp_mode m;
 	int ret = 0;
 
+	ctl_get_text(in, CTL_T_MODE, text, sizeof(text));
 	if (!ses->trusted && !ses->local) {
 		pp_server_log(s, "refused a mode switch from %s: not on this host", ses->peer);
 		ctl_error_msg(out, EPERM, "switching the mode of a server on another host needs the agent there: run the "
-			      "client with --remote HOST (it starts the server through `busypoll agent`); only a client "
-			      "on the server's own host may switch it directly");
+			      "client with --remote HOST --server-mode MODE (it starts the server through `busypoll "
+			      "agent`), or start this server in that mode (--mode MODE; it runs %s)",
+			      s->data ? s->data->mode_text : s->own_mode_text);
 		return;
 	}
-	ctl_get_text(in, CTL_T_MODE, text, sizeof(text));
 	ctl_get_u64(in, CTL_T_FLAGS, &flags);
 	if (!text[0])
 		m = s->own_mode;
