@@ -1,5 +1,6 @@
 # A thin driver for CMake. `make run` runs the main job, `make test` the whole suite;
-# both install missing Debian packages first when run as root. `make test-asan` runs the
+# both install missing Debian packages first when run as root; `make test-loaded` runs
+# the suite again beside two CPU hogs. `make test-asan` runs the
 # suite under ASan+UBSan, `make fuzz FUZZ_SECONDS=N` the libFuzzer targets, `make soak`
 # the long fault, load and durability runs (10,000 connections, 256 target queues,
 # 20 SIGKILLs; about a minute and more, not part of `make test`), `make mutants` the
@@ -11,7 +12,7 @@ CMAKE_FLAGS += -DBP_WERROR=ON
 endif
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test soak test-asan fuzz mutants bench install clean
+.PHONY: all deps build run test test-loaded soak test-asan fuzz mutants bench install clean
 
 all: build
 
@@ -35,6 +36,18 @@ CHECK_SKIPS = if [ -n "$(NO_SKIPS)" ]; then $(CURDIR)/scripts/no-skips.py $(1) |
 test: build
 	rm -f $(BUILD)/junit.xml; cd $(BUILD) && ctest --output-on-failure --timeout 600 --output-junit $(CURDIR)/$(BUILD)/junit.xml; rc=$$?; \
 	$(call CHECK_SKIPS,$(CURDIR)/$(BUILD)/junit.xml); exit $$rc
+
+# The same suite on a busy machine: two CPU hogs (busy loops at the suite's own
+# priority) run beside it, as other jobs do on a CI runner or a laptop, so every wait
+# in a test must be bounded by a state reached, not by how fast the machine is. The
+# hogs are killed on every exit (a failure, Ctrl-C, a kill of make's shell).
+LOAD_HOGS ?= 2
+test-loaded: build
+	@hogs=; trap 'kill $$hogs 2>/dev/null' EXIT; trap 'exit 130' INT TERM HUP; \
+	for i in $$(seq $(LOAD_HOGS)); do nice -n 0 sh -c 'while :; do :; done' & hogs="$$hogs $$!"; done; \
+	echo "test-loaded: $(LOAD_HOGS) CPU hogs (pids$$hogs) beside make test"; \
+	start=$$(date +%s); $(MAKE) --no-print-directory test; rc=$$?; \
+	echo "test-loaded: make test under load took $$(($$(date +%s) - start)) s, status $$rc"; exit $$rc
 
 # The soak tests are registered for ctest's "soak" configuration only (tests/CMakeLists.txt):
 # a plain ctest, here or under test-asan, never lists them.

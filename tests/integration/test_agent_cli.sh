@@ -8,27 +8,8 @@
 # exits 1. No root needed. Every command is bounded by `timeout`.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-for tool in python3 timeout; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-
-tmp=$(mktemp -d) || exit 1
-fails=0
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM HUP
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require python3 timeout
 
 # run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
 run() {
@@ -148,5 +129,4 @@ run 1 --path nosuch0
 grep -qxF "busypoll agent: path nosuch0: no such device in this network namespace" "$tmp/err" ||
 	fail "--path nosuch0: $(cat "$tmp/err")"
 
-[ "$fails" -eq 0 ] || exit 1
-echo "ok"
+bpt_end ok

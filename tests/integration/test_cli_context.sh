@@ -8,17 +8,8 @@
 # As root the unprivileged cases run as nobody (setpriv); without root, as we are.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-for tool in timeout python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require timeout python3
 root=false
 [ "$(id -u)" = 0 ] && root=true
 if $root && ! command -v setpriv >/dev/null; then
@@ -26,25 +17,12 @@ if $root && ! command -v setpriv >/dev/null; then
 	exit 77
 fi
 
-tmp=$(mktemp -d) || exit 1
 chmod 755 "$tmp"
 port=$((40000 + $$ % 20000))
 ns=bp-ctx$$
-pids=()
-fails=0
 
 cleanup() {
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
 	$root && [ -e "/run/netns/$ns" ] && ip netns del "$ns"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
 }
 
 # check RC TEXT: the last command's exit status and one stderr line holding TEXT
@@ -103,10 +81,7 @@ bad "--listen 192.0.2.1:$port: no interface here has that address" target --ns r
 
 "$BP" rr --server --bind 127.0.0.1 --port "$port" -q &
 pids+=($!)
-for _ in $(seq 50); do
-	ss -Htln "sport = :$port" 2>/dev/null | grep -q . && break
-	sleep 0.1
-done
+bpt_wait_until 30 bpt_listening "$port" || die "the rr server never listened on $port (30 s)"
 bad "port $port is in use" rr --server --bind 127.0.0.1 --port "$port"
 bad "port $port is in use" pingpong --server --bind 127.0.0.1 --port "$port"
 bad "--listen port $port is in use" target --ns ram:1M --listen "127.0.0.1:$port"
@@ -118,7 +93,8 @@ if $root && command -v ip >/dev/null && ip netns add "$ns" 2>/dev/null; then
 	want=$(cat /proc/sys/net/core/busy_poll)
 	ip netns exec "$ns" "$BP" rr --server --port "$port" -q &
 	pids+=($!)
-	sleep 0.3
+	bpt_wait_until 30 bpt_listening_in "$ns" "$port" ||
+		die "the rr server in $ns never listened on $port (30 s)"
 	ip netns exec "$ns" timeout 30 "$BP" rr --client 127.0.0.1 --port "$port" -l 0.2 --warmup 0 -q \
 		--format json >"$tmp/ns.json" 2>"$tmp/err" || fail "rr in a namespace failed: $(cat "$tmp/err")"
 	python3 - "$tmp/ns.json" "$want" <<'EOF' || fail "rr in $ns reported sysctls $(head -c 400 "$tmp/ns.json")"
@@ -134,8 +110,4 @@ else
 	echo "namespace sysctl case skipped: needs root and ip"
 fi
 
-if [ "$fails" -gt 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "PASS"
+bpt_end

@@ -11,22 +11,11 @@
 # for real (and must build nothing); without root they still check the parsing.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-for tool in timeout ip; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require timeout ip
 
-tmp=$(mktemp -d) || exit 1
 bed=clit$$             # a test bed name no other run uses
 marker=BP_CLI_TABLE_$$ # in every case's environment
-fails=0
 cases=0
 
 cleanup() {
@@ -34,13 +23,6 @@ cleanup() {
 	for side in a b; do
 		[ -e "/run/netns/bp-$bed-$side" ] && ip netns del "bp-$bed-$side" 2>/dev/null
 	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
 }
 
 # leftovers N: what case N left behind, one word per kind, or nothing
@@ -479,8 +461,4 @@ refused "--remote h starts the target there: give its arguments with --spawn-tar
 refused "--port 0: must be between 1 and 65535" pingpong --client 127.0.0.1 --port 0
 
 echo "$cases cases"
-if [ "$fails" -gt 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "PASS"
+bpt_end

@@ -5,22 +5,15 @@
 # per mode and offered rate and two charts against the achieved rate, and a process
 # without privileges gets loopback with a plain warning. Root only for the test-bed parts.
 set -euo pipefail
-bp=${BUSYPOLL:?BUSYPOLL must point at the busypoll binary}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 
-if [[ $(id -u) -ne 0 ]]; then
-	echo "SKIP: compare builds a veth test bed, which needs root"
-	exit 77
-fi
+bpt_require_root "compare builds a veth test bed, which needs root"
 bpt_require python3 xmllint setpriv
 
 # 1. two modes, one flow count, json and plot
-"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/c.svg" \
+"$BP" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/c.svg" \
 	--modes "epoll:block;epoll:napi,usecs=64,budget=8" >"$tmp/c.json"
-python3 - "$tmp/c.json" <<'PY' || fail "compare json"
+python3 - "$tmp/c.json" <<'PY' || die "compare json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 cells = d["cells"]
@@ -43,22 +36,22 @@ assert base["tps_vs_base_pct"] is None and napi["tps_vs_base_pct"] is not None
 assert len(d["napi"]) == 2 and all(n["id"] >= 256 for n in d["napi"]), d["napi"]
 assert d["path"].startswith("veth test bed"), d["path"]
 PY
-xmllint --noout "$tmp/c.svg" || fail "the SVG is not well-formed"
+xmllint --noout "$tmp/c.svg" || die "the SVG is not well-formed"
 series=$(xmllint --xpath 'count(//*[local-name()="g"][@class="series"])' "$tmp/c.svg")
-[[ $series == 2 ]] || fail "SVG has $series series, expected 2 (one per mode)"
+[[ $series == 2 ]] || die "SVG has $series series, expected 2 (one per mode)"
 echo "ok   json columns, proof column, SVG with one series per mode"
 
 # 1b. --runs 2: each throughput bar is labelled with its mode and shows the runs' spread
-"$bp" compare --flows 1 -l 0.3 --warmup 0.1 --runs 2 -q --format json --plot "$tmp/r.svg" \
+"$BP" compare --flows 1 -l 0.3 --warmup 0.1 --runs 2 -q --format json --plot "$tmp/r.svg" \
 	--modes "epoll:block;epoll:spin" >"$tmp/r.json"
-xmllint --noout "$tmp/r.svg" || fail "the --runs SVG is not well-formed"
+xmllint --noout "$tmp/r.svg" || die "the --runs SVG is not well-formed"
 for mode in epoll:block epoll:spin; do
 	n=$(xmllint --xpath "count(//*[local-name()=\"text\"][@class=\"bar-label\"][contains(., \"$mode\")])" "$tmp/r.svg")
-	[[ $n -ge 1 ]] || fail "no throughput bar labelled $mode in the plot"
+	[[ $n -ge 1 ]] || die "no throughput bar labelled $mode in the plot"
 done
 spread=$(xmllint --xpath 'count(//*[local-name()="path"][@class="spread"])' "$tmp/r.svg")
-[[ $spread -ge 2 ]] || fail "the plot shows $spread spreads for 2 modes with --runs 2"
-python3 - "$tmp/r.json" <<'PY' || fail "compare --runs json"
+[[ $spread -ge 2 ]] || die "the plot shows $spread spreads for 2 modes with --runs 2"
+python3 - "$tmp/r.json" <<'PY' || die "compare --runs json"
 import json, sys
 for c in json.load(open(sys.argv[1]))["cells"]:
     assert c["runs"] == 2 and c["tps_min"] <= c["tps"] <= c["tps_max"], c
@@ -66,9 +59,9 @@ PY
 echo "ok   --runs: bar labels and spread in the plot, min <= median <= max"
 
 # 1c. the default epoll:suspend engages on the bed; one that cannot (usecs=0) is flagged with the reason
-"$bp" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
+"$BP" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
 	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
-python3 - "$tmp/s.json" <<'PY' || fail "epoll:suspend on the test bed"
+python3 - "$tmp/s.json" <<'PY' || die "epoll:suspend on the test bed"
 import json, sys
 base, susp, zero = json.load(open(sys.argv[1]))["cells"]
 assert susp["client_busy_poll_rx_per_tx"] > 0.5 and susp["server_busy_poll_rx_per_tx"] > 0.5, susp
@@ -78,8 +71,8 @@ PY
 echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason"
 
 # 2. csv: a header and one row per cell, same number of fields
-"$bp" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
-python3 - "$tmp/c.csv" <<'PY' || fail "compare csv"
+"$BP" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
+python3 - "$tmp/c.csv" <<'PY' || die "compare csv"
 import csv, sys
 rows = list(csv.reader(open(sys.argv[1])))
 assert len(rows) == 2, rows
@@ -88,26 +81,27 @@ PY
 echo "ok   csv"
 
 # 3. SIGINT mid-run: partial results, exit 130, no namespace left
-"$bp" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
+"$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
 	>"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
+pids+=("$pid")
 # mid-run: the second cell has begun (the first one measured)
-bpt_wait_until 60 bpt_file_has "$tmp/int.err" '\[ 2/3\] epoll:spin' || fail "compare never reached its second cell"
+bpt_wait_until 60 bpt_file_has "$tmp/int.err" '\[ 2/3\] epoll:spin' || die "compare never reached its second cell"
 kill -INT $pid
 rc=0
 wait $pid || rc=$?
-[[ $rc == 130 ]] || fail "compare interrupted exited $rc, expected 130"
-grep -q "interrupted: partial results" "$tmp/int.out" || fail "no partial-results note after SIGINT"
+[[ $rc == 130 ]] || die "compare interrupted exited $rc, expected 130"
+grep -q "interrupted: partial results" "$tmp/int.out" || die "no partial-results note after SIGINT"
 # compare names its bed after its pid: look for exactly that (other beds may come and go)
 left=$(ip netns list | grep -c "^bp-cmp$pid-" || true)
-[[ $left == 0 ]] || fail "namespaces left after SIGINT: $(ip netns list | grep "^bp-cmp$pid-")"
+[[ $left == 0 ]] || die "namespaces left after SIGINT: $(ip netns list | grep "^bp-cmp$pid-")"
 echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
 # 4. --rates: a cell per mode and offered rate with the open loop's columns, and the two
 # charts against the achieved rate with one series per mode in each
-"$bp" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
+"$BP" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
 	--modes "epoll:block;epoll:spin" >"$tmp/rates.json"
-python3 - "$tmp/rates.json" <<'PY' || fail "compare --rates json"
+python3 - "$tmp/rates.json" <<'PY' || die "compare --rates json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 cells = d["cells"]
@@ -132,25 +126,25 @@ for c in cells:
 assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
     2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells
 PY
-xmllint --noout "$tmp/rates.svg" || fail "the --rates SVG is not well-formed"
+xmllint --noout "$tmp/rates.svg" || die "the --rates SVG is not well-formed"
 for chart in latency cpu; do
 	series=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'])" \
 		"$tmp/rates.svg")
-	[[ $series == 2 ]] || fail "the $chart chart has $series series, expected 2 (one per mode)"
+	[[ $series == 2 ]] || die "the $chart chart has $series series, expected 2 (one per mode)"
 	points=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'][@data-points='2'])" \
 		"$tmp/rates.svg")
-	[[ $points == 2 ]] || fail "the $chart chart: $points series with a point per rate, expected 2"
+	[[ $points == 2 ]] || die "the $chart chart: $points series with a point per rate, expected 2"
 done
 echo "ok   --rates: a cell per mode and rate, utilisation columns, two charts with one series per mode"
 
 # 5. without privileges: loopback, said plainly
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-	"$bp" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || fail "unprivileged compare failed: $out"
-grep -q "not root" <<<"$out" || fail "no 'not root' notice: $out"
-grep -q "loopback" <<<"$out" || fail "no loopback notice: $out"
+	"$BP" compare --flows 1 -l 0.3 --warmup 0 --modes "epoll:block" 2>&1) || die "unprivileged compare failed: $out"
+grep -q "not root" <<<"$out" || die "no 'not root' notice: $out"
+grep -q "loopback" <<<"$out" || die "no loopback notice: $out"
 echo "ok   unprivileged: loopback with a plain notice"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-	"$bp" compare --modes "epoll:napi,budget=128" 2>&1) && fail "budget=128 unprivileged should fail"
-grep -q "CAP_NET_ADMIN" <<<"$out" || fail "no capability named: $out"
+	"$BP" compare --modes "epoll:napi,budget=128" 2>&1) && die "budget=128 unprivileged should die"
+grep -q "CAP_NET_ADMIN" <<<"$out" || die "no capability named: $out"
 echo "ok   unprivileged: a privileged mode names its capability"
 echo "8 passed, 0 failed"

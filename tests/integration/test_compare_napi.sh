@@ -8,29 +8,13 @@
 # progress lines, the values), never slept for.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: compare builds a veth test bed, which needs root"
-	exit 77
-fi
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require_root "compare builds a veth test bed, which needs root"
 bpt_require python3
 
-tmp=$(mktemp -d) || exit 1
 cpid=
 cleanup() {
 	[ -n "$cpid" ] && kill -KILL "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
 }
 
 # values no default has, so a match is the mode's doing
@@ -72,8 +56,4 @@ assert len(d["napi"]) == 2, d["napi"]
 for n in d["napi"]:
     assert n["defer_hard_irqs"] == 0 and n["gro_flush_timeout_ns"] == 0 and n["irq_suspend_timeout_ns"] == 0, n
 PY
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failed" >&2
-	exit 1
-fi
-echo "PASS"
+bpt_end

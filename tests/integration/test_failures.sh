@@ -10,56 +10,34 @@
 # from its own pid; timing is never asserted, only bounded.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-for tool in python3 timeout; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require python3 timeout
 
-tmp=$(mktemp -d) || exit 1
 port=$((20000 + $$ % 20000))
 NQN=nqn.2024-01.io.busypoll:failures
-pids=()
-fails=0
 
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-# wait_for FILE TEXT [TENTHS]: until FILE holds TEXT (default 10 s)
+# wait_for FILE TEXT [SECONDS]: until FILE holds TEXT (default 30 s)
 wait_for() {
-	for _ in $(seq "${3:-100}"); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	fail "'$2' never appeared in $1: $(tail -3 "$1" 2>/dev/null)"
+	bpt_wait_until "${3:-30}" grep -q -- "$2" "$1" 2>/dev/null && return 0
+	fail "'$2' never appeared in $1 (${3:-30} s): $(tail -3 "$1" 2>/dev/null)"
 	return 1
 }
 
-# finish PID NAME: wait for a client (at most 40 s), its exit status in $rc
+# first_run_done PID: a pingpong client's first run has ended (each run has a thread of
+# its own, after the main one: the first of them is gone). Waits at most 30 s.
+first_run_done() {
+	local first
+	bpt_wait_until 30 pp_has_run_thread "$1" || return 1
+	first=$(ls "/proc/$1/task" | sort -n | sed -n 2p)
+	bpt_wait_until 30 bpt_gone_path "/proc/$1/task/$first"
+}
+pp_has_run_thread() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge 2 ]; }
+bpt_gone_path() { [ ! -e "$1" ]; }
+
+# finish PID NAME: wait for a client (at most 60 s), its exit status in $rc
 finish() {
-	for _ in $(seq 400); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		fail "$2 still running after 40 s"
+	if ! bpt_wait_until 60 bpt_gone "$1"; then
+		fail "$2 still running after 60 s"
 		kill -KILL "$1"
 	fi
 	wait "$1"
@@ -82,7 +60,7 @@ rr_case() {
 	"$BP" rr --server --port "$port" -q 2>"$tmp/rr-srv.err" &
 	spid=$!
 	pids+=("$spid")
-	sleep 0.3
+	bpt_wait_until 30 bpt_listening "$port" || die "the rr server never listened on $port (30 s)"
 	"$BP" rr --client 127.0.0.1 --port "$port" -l 4 --warmup 0.2 -I 0.2 --format "$fmt" \
 		>"$tmp/rr.out" 2>"$tmp/rr.err" &
 	cpid=$!
@@ -111,13 +89,13 @@ pp_case() {
 	"$BP" pingpong --server --port "$port" -q 2>"$tmp/pp-srv.err" &
 	spid=$!
 	pids+=("$spid")
-	sleep 0.3
+	bpt_wait_until 30 bpt_udp_bound "$port" || die "the pingpong server never bound UDP port $port (30 s)"
 	"$BP" pingpong --client 127.0.0.1 --port "$port" --runs 40 -n 20000 --warmup-count 100 --timeout 1 \
 		--format "$fmt" >"$tmp/pp.out" 2>"$tmp/pp.err" &
 	cpid=$!
 	pids+=("$cpid")
-	# a run is well under a second on loopback; the first ones finish before the signal
-	sleep 1.5
+	# the first run finishes before the signal
+	first_run_done "$cpid" || die "pingpong (server $sig): the client's first run never ended (30 s)"
 	kill -"$sig" "$spid"
 	finish "$cpid" "pingpong client (server $sig)"
 	[ "$rc" = 1 ] || fail "pingpong, server $sig: exit $rc, want 1: $(tail -2 "$tmp/pp.err")"
@@ -149,10 +127,7 @@ perf_case() {
 		>/dev/null 2>"$tmp/t.err" &
 	tpid=$!
 	pids+=("$tpid")
-	for _ in $(seq 50); do
-		ss -Htln "sport = :$port" 2>/dev/null | grep -q . && break
-		sleep 0.1
-	done
+	bpt_wait_until 30 bpt_listening "$port" || die "the target never listened on $port (30 s)"
 	"$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" --runtime 6 --io-timeout 1 --interval 0.2 \
 		--format json >"$tmp/perf.out" 2>"$tmp/perf.err" &
 	cpid=$!
@@ -186,8 +161,7 @@ else
 	[ "$rc" = 1 ] || fail "perf, spawned target stopped: exit $rc, want 1: $(tail -2 "$tmp/perf.err")"
 	json_check "$tmp/perf.out" 'd["failed"] and d["ios"] > 0'
 	kill -CONT "$child" 2>/dev/null
-	sleep 0.5
-	kill -0 "$child" 2>/dev/null && fail "perf left its spawned target $child running"
+	bpt_wait_until 30 bpt_gone "$child" || fail "perf left its spawned target $child running (30 s)"
 fi
 
 # ---- compare (root: a veth test bed it builds and removes) ----
@@ -199,7 +173,7 @@ else
 		>"$tmp/cmp.out" 2>"$tmp/cmp.err" &
 	cpid=$!
 	pids+=("$cpid")
-	wait_for "$tmp/cmp.err" "\[ 2/3\]" 200
+	wait_for "$tmp/cmp.err" "\[ 2/3\]" 60
 	ip -n "bp-cmp$cpid-b" link set bpvb down || fail "could not set compare's bpvb down"
 	finish "$cpid" "compare (link down)"
 	[ "$rc" = 1 ] || fail "compare, link down: exit $rc, want 1: $(tail -2 "$tmp/cmp.err")"
@@ -209,14 +183,11 @@ else
 	[ -e "/run/netns/bp-cmp$cpid-a" ] && fail "compare (link down) left its test bed"
 
 	# SIGKILL mid-run leaves the bed; the next compare removes it and says so
-	"$BP" compare --flows 1 -l 5 --warmup 0 --modes "epoll:block" -q >/dev/null 2>&1 &
+	"$BP" compare --flows 1 -l 5 --warmup 0 --modes "epoll:block" >/dev/null 2>"$tmp/kill.err" &
 	kpid=$!
 	pids+=("$kpid")
-	for _ in $(seq 200); do
-		[ -e "/run/netns/bp-cmp$kpid-b" ] && break
-		sleep 0.1
-	done
-	sleep 1
+	# mid-run: its bed is up and its cell has begun
+	wait_for "$tmp/kill.err" "\[ 1/1\]" 60
 	kill -KILL "$kpid"
 	wait "$kpid" 2>/dev/null
 	if [ ! -e "/run/netns/bp-cmp$kpid-a" ]; then
@@ -235,8 +206,4 @@ else
 	fi
 fi
 
-if [ "$fails" -gt 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "PASS"
+bpt_end

@@ -10,28 +10,8 @@
 # SIGHUP. Timings are never checked.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-
-tmp=$(mktemp -d) || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0 signals=0
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+signals=0
 
 # start_server KIND: a busypoll KIND server on a free port; sets $port and $spid.
 start_server() {
@@ -41,11 +21,7 @@ start_server() {
 		"$BP" "$kind" --server --port "$port" 2>"$tmp/$kind-server.err" &
 		spid=$!
 		want="port $port"
-		for _ in $(seq 30); do
-			grep -q "$want" "$tmp/$kind-server.err" 2>/dev/null && break
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 0.1
-		done
+		bpt_wait_until 30 said_or_gone "$tmp/$kind-server.err" "$want" "$spid"
 		if kill -0 "$spid" 2>/dev/null && grep -q "$want" "$tmp/$kind-server.err"; then
 			pids+=("$spid")
 			return 0
@@ -54,6 +30,11 @@ start_server() {
 	done
 	echo "FAIL: no $kind server could start: $(cat "$tmp/$kind-server.err")" >&2
 	exit 1
+}
+
+# said_or_gone FILE TEXT PID: FILE holds TEXT, or PID has exited
+said_or_gone() {
+	grep -q "$2" "$1" 2>/dev/null || bpt_gone "$3"
 }
 
 stop_server() {
@@ -89,12 +70,8 @@ interrupt() {
 	kill -"$sig" "$cpid"
 	signals=$((signals + 1))
 	# bounded: a run that ignores the signal is killed by the harness trap, not waited for forever
-	for _ in $(seq 100); do
-		kill -0 "$cpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$cpid" 2>/dev/null; then
-		fail "$name still running 10 s after $sig"
+	if ! bpt_wait_until 30 bpt_gone "$cpid"; then
+		fail "$name still running 30 s after $sig"
 		kill -KILL "$cpid"
 	fi
 	wait "$cpid"
@@ -146,10 +123,10 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen(8)
 c, _ = s.accept()
-time.sleep(6)
+time.sleep(60)  # killed on exit (pids)
 PY
 pids+=($!)
-bpt_wait_until 10 bpt_listening "$sport" || fail "the silent server never listened on $sport"
+bpt_wait_until 30 bpt_listening "$sport" || fail "the silent server never listened on $sport (30 s)"
 interrupt INT 'bpt_established "$sport" 1' rr-hello "$BP" rr --client 127.0.0.1 --port "$sport" -l 5
 expect_interrupted rr-hello
 grep -q "cannot reach" "$tmp/rr-hello.err" && fail "rr interrupted in its hello says the server is unreachable"

@@ -5,24 +5,9 @@
 # touches no network: it only reads what the program prints.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 bpt_require python3
 [ "$(id -u)" != 0 ] || bpt_require setpriv
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
 run() {
@@ -109,8 +94,4 @@ run 2 modes --format yaml
 run 2 modes --check
 run 2 modes extra
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "ok: busypoll modes"
+bpt_end "ok: busypoll modes"

@@ -8,26 +8,12 @@
 # The bed is removed on every exit path; every command is bounded by `timeout`.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: busypoll napi on a test bed needs root (it creates network namespaces)" >&2
-	exit 77
-fi
-for tool in ip ethtool python3 timeout setpriv; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require_root "busypoll napi on a test bed needs root (it creates network namespaces)"
+bpt_require ip ethtool python3 timeout setpriv
 
 name=n$$
 ns=bp-$name-b
-tmp=$(mktemp -d) || exit 1
-fails=0
 
 cleanup() {
 	for side in a b; do
@@ -35,14 +21,6 @@ cleanup() {
 			ip netns del "bp-$name-$side" 2>/dev/null
 		fi
 	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
 }
 
 # run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err, at most 30 s
@@ -208,8 +186,4 @@ settings "$id"
 unpriv napi list --format json || fail "unprivileged napi list failed: $(cat "$tmp/err")"
 valid_json "$tmp/out" "unprivileged napi list"
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "ok: busypoll napi"
+bpt_end "ok: busypoll napi"

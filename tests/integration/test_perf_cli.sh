@@ -8,34 +8,14 @@
 # --spawn-target with --sweep and two --target-config blocks prints the reference
 # table with the target's CPU; json and csv parse. No figure's timing is asserted;
 # the one timeout (--io-timeout 2) is held to both bounds: not before 2 s after the
-# target stopped, not more than a few seconds late.
+# target stopped, and (generously: a busy machine is slow) within 30 s.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require python3 ss timeout
 
 NQN=nqn.2024-01.io.busypoll:perfcli
 HOST_A=nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-0000-4000-8000-0000000000aa
-tmp=$(mktemp -d) || exit 1
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
-bpt_require python3 ss timeout
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # start_target NAME ARGS...: a target on a free port; sets $port and $tpid
 start_target() {
@@ -44,26 +24,20 @@ start_target() {
 	"$BP" target --listen 127.0.0.1:0 --nqn "$NQN" --log-level error "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	tpid=$!
 	pids+=("$tpid")
-	for _ in $(seq 100); do
-		grep -q 'listening on' "$tmp/$name.err" && break
-		sleep 0.05
-	done
+	bpt_wait_until 30 bpt_file_has "$tmp/$name.err" 'listening on' ||
+		die "target $name never said it was listening (30 s): $(cat "$tmp/$name.err")"
 	port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$tmp/$name.err")
-	[ -n "$port" ] || { fail "target $name did not start: $(cat "$tmp/$name.err")"; exit 1; }
+	[ -n "$port" ] || die "target $name did not start: $(cat "$tmp/$name.err")"
 }
 
-# connected PORT: wait (up to 20 s) until perf holds its admin and an I/O queue connection to PORT
+# connected PORT: wait (up to 30 s) until perf holds its admin and an I/O queue connection to PORT
 connected() {
-	for _ in $(seq 200); do
-		[ "$(ss -Htn state established "dport = :$1" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		sleep 0.1
-	done
-	fail "perf did not connect to port $1 within 20 s"
+	bpt_wait_until 30 bpt_established "$1" 2 || die "perf never connected to port $1 (30 s)"
 }
 
-# io_running PORT: wait (up to 20 s) until perf's queues to PORT have received 1 MiB: I/O runs
+# io_running PORT: wait (up to 30 s) until perf's queues to PORT have received 1 MiB: I/O runs
 io_running() {
-	bpt_wait_until 20 bpt_rx_over "$1" 1048576 || fail "no I/O reached perf from port $1 within 20 s"
+	bpt_wait_until 30 bpt_rx_over "$1" 1048576 || die "no I/O reached perf from port $1 within 30 s"
 }
 
 # expect RC TEXT ARGS...: `busypoll perf ARGS` exits RC with one line on stderr holding TEXT
@@ -160,8 +134,9 @@ kill -KILL "$tpid"
 [ "$rc" -eq 1 ] || fail "target stopped: exit $rc, want 1: $(cat "$tmp/err")"
 grep -q "no answer in 2000 ms" "$tmp/err" || fail "target stopped: no timeout message: $(cat "$tmp/err")"
 # The oldest command was sent at most a round trip before the stop (I/O was flowing):
-# the timeout cannot have fired before 2 s less that, and a timer is never seconds late.
-bpt_within "$waited" 1900 4000 || fail "--io-timeout 2: perf gave up $waited ms after the target stopped, want 1900..4000"
+# the timeout cannot have fired before 2 s less that. The upper bound only proves that it
+# fires at all: a busy machine may be seconds late.
+bpt_within "$waited" 1900 30000 || fail "--io-timeout 2: perf gave up $waited ms after the target stopped, want 1900..30000"
 
 # ---- the reference table: our target spawned per configuration ----
 free_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 14499)
@@ -179,8 +154,4 @@ pgrep -f -- "--listen 127.0.0.1:$free_port( |$)" >/dev/null && fail "a spawned t
 expect 2 "the spawned target exited (status 2)" --target "127.0.0.1:$free_port" --nqn "$NQN" -q \
 	--spawn-target "--ns ram:1Q"
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "PASS"
+bpt_end

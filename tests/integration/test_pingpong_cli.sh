@@ -8,30 +8,16 @@
 # Timings are never checked.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-
-tmp=$(mktemp -d) || exit 1
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 spid=
 cleanup() {
 	if [ -n "$spid" ] && kill -0 "$spid" 2>/dev/null; then
+		kill -CONT "$spid" 2>/dev/null
 		kill -TERM "$spid" 2>/dev/null
 		wait "$spid" 2>/dev/null
 	fi
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
-fails=0
-. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_wait.sh"
 bpt_require python3
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err
 run() {
@@ -89,15 +75,15 @@ run 1 pingpong --client 127.0.0.1 --port "$port" -n 10 --runs 1 --timeout 2
 one_line_error "cannot reach server 127.0.0.1:$port"
 
 # ---- a server ----
+# server_said PORT: the server said it serves PORT, or it is gone (port taken: the next try)
+server_said() {
+	grep -q "port $1" "$tmp/server.err" 2>/dev/null || ! kill -0 "$spid" 2>/dev/null
+}
 for try in 1 2 3 4 5; do
 	port=$((20000 + RANDOM % 20000))
 	"$BP" pingpong --server --bind 127.0.0.1 --port "$port" "${pin_server[@]}" 2>"$tmp/server.err" &
 	spid=$!
-	for _ in $(seq 50); do
-		grep -q "port $port" "$tmp/server.err" 2>/dev/null && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
+	bpt_wait_until 30 server_said "$port" || die "the pingpong server never said it serves port $port (30 s)"
 	kill -0 "$spid" 2>/dev/null && break
 	wait "$spid" 2>/dev/null
 	spid=
@@ -157,7 +143,8 @@ run 0 pingpong "${common[@]}" --runs 1
 	>"$tmp/out" 2>"$tmp/err" &
 cpid=$!
 # mid-run: its loop thread has blocked for 1000 replies, far past the 10 warm-up ones
-bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"
+pids+=("$cpid")
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || die "the client never got going (30 s): $(cat "$tmp/err")"
 kill -INT "$cpid"
 wait "$cpid"
 rc=$?
@@ -167,16 +154,17 @@ grep -q "^1 .*(interrupted)" "$tmp/out" || fail "the interrupted run is not show
 
 # a server that stops answering (SIGSTOP) mid-run: --timeout 1 ends the run with one
 # line and exit 1, no sooner than 1 s after the last reply (which came at most a round
-# trip before the stop) and not seconds late
+# trip before the stop) and, generously, within 30 s (a busy machine is slow to say so)
 "$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup-count 10 \
 	--timeout 1 >"$tmp/out" 2>"$tmp/err" &
 cpid=$!
-bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || fail "the client never got going: $(cat "$tmp/err")"
+pids+=("$cpid")
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || die "the client never got going (30 s): $(cat "$tmp/err")"
 bpt_freeze_and_wait "$spid" "$cpid"
 kill -CONT "$spid"
 [ "$rc" -eq 1 ] || fail "a silent server: client exited $rc, want 1 ($(cat "$tmp/err"))"
 one_line_error "no reply from 127.0.0.1:$port for 1 s (--timeout)"
-bpt_within "$waited" 950 2500 || fail "--timeout 1: the client gave up $waited ms after the server stopped, want 950..2500"
+bpt_within "$waited" 950 30000 || fail "--timeout 1: the client gave up $waited ms after the server stopped, want 950..30000"
 
 # the server is still there, and stops cleanly
 run 0 pingpong "${common[@]}" --runs 1
@@ -187,8 +175,4 @@ spid=
 [ "$rc" -eq 0 ] || fail "server exited $rc on SIGTERM"
 grep -q "dropped 3 bad messages" "$tmp/server.err" || fail "server summary: $(tail -2 "$tmp/server.err")"
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failed" >&2
-	exit 1
-fi
-echo "all passed"
+bpt_end "all passed"

@@ -10,27 +10,13 @@
 # bounded by `timeout`.
 set -u
 
-BP=${BUSYPOLL:-}
-if [ -z "$BP" ] || [ ! -x "$BP" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: busypoll testbed needs root (it creates network namespaces)" >&2
-	exit 77
-fi
-for tool in ip ethtool python3 timeout setpriv; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require_root "busypoll testbed needs root (it creates network namespaces)"
+bpt_require ip ethtool python3 timeout setpriv
 
 name=t$$
 qname=q$$      # a second bed: 2 queues, threaded
 cname=c$$      # a name whose b namespace the "user" made
-tmp=$(mktemp -d) || exit 1
-fails=0
 
 # Remove whatever of ours is left, with plain `ip` so a broken busypoll cannot
 # leave namespaces behind.
@@ -42,14 +28,6 @@ cleanup() {
 			fi
 		done
 	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
 }
 
 # run EXPECTED_STATUS ARGS...: stdout in $tmp/out, stderr in $tmp/err, at most 60 s
@@ -203,8 +181,4 @@ one_line "$tmp/err" "status after down"
 grep -q "no test bed '$name'; \`busypoll testbed up --name $name\` builds it" "$tmp/err" ||
 	fail "status after down said: $(cat "$tmp/err")"
 
-if [ "$fails" -ne 0 ]; then
-	echo "$fails failure(s)" >&2
-	exit 1
-fi
-echo "ok: busypoll testbed"
+bpt_end "ok: busypoll testbed"

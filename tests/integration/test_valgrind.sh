@@ -14,11 +14,8 @@
 # epoll_pwait, so that warning is expected and is not an error.
 set -u
 
-bp=${BUSYPOLL:-}
-if [ -z "$bp" ] || [ ! -x "$bp" ]; then
-	echo "SKIP: \$BUSYPOLL is not an executable busypoll program" >&2
-	exit 77
-fi
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bp=$BP
 if ! command -v valgrind >/dev/null; then
 	echo "SKIP: valgrind is not installed (apt-get install valgrind)"
 	exit 77
@@ -28,15 +25,10 @@ if ldd "$bp" 2>/dev/null | grep -q 'libasan\|libubsan'; then
 	exit 77
 fi
 
-tmp=$(mktemp -d) || exit 1
-pids=()
 bed=
 cleanup() {
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	[ -n "$bed" ] && "$bp" testbed down --name "$bed" >/dev/null 2>&1
-	rm -rf "$tmp"
 }
-trap cleanup EXIT
 passed=0 failed=0
 
 # 99: valgrind found something; any other non-zero status is the tool's own.
@@ -77,20 +69,20 @@ for _ in range(50):
     except OSError: pass'
 }
 
+# server_up FILE PATTERN: PATTERN in FILE, $port listens, or $server is gone (the wait is over)
+server_up() {
+	grep -q "$2" "$1" 2>/dev/null || bpt_listening "$port" || bpt_gone "$server"
+}
+
 # start_server NAME PATTERN CMD...: CMD under valgrind in the background ($server), up
-# once PATTERN shows in its stderr or once its port listens ($port); 1 if it never is.
+# once PATTERN shows in its stderr or once its port listens ($port), within 60 s; 1 if it never is.
 start_server() {
 	local name=$1 pattern=$2
 	shift 2
 	"${VG[@]}" --log-file="$tmp/$name.vg" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	server=$!
 	pids+=("$server")
-	for _ in $(seq 1 150); do
-		grep -q "$pattern" "$tmp/$name.err" && return 0
-		ss -Htln "sport = :$port" 2>/dev/null | grep -q . && return 0
-		kill -0 "$server" 2>/dev/null || break
-		sleep 0.1
-	done
+	bpt_wait_until 60 server_up "$tmp/$name.err" "$pattern" && ! bpt_gone "$server" && return 0
 	echo "FAIL: $name under valgrind did not start: $(cat "$tmp/$name.err")" >&2
 	cat "$tmp/$name.vg" >&2
 	failed=$((failed + 1))

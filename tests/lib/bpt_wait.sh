@@ -58,6 +58,11 @@ bpt_listening() {
 	[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
 }
 
+# bpt_listening_in NS PORT - something listens on TCP PORT in network namespace NS.
+bpt_listening_in() {
+	[ -n "$(ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null)" ]
+}
+
 # bpt_require TOOL... - exit 77 (ctest: skipped) naming the first TOOL not installed:
 # a test that needs it cannot run here, and must not pass without it.
 bpt_require() {
@@ -84,19 +89,43 @@ bpt_verdict() {
 	exit 0
 }
 
-# bpt_freeze_and_wait PEER CHILD - SIGSTOP the peer CHILD talks to and wait for CHILD
-# to give up on it: sets rc (CHILD's exit status) and waited (ms from the stop to its
-# end), for a timeout's two bounds (bpt_within).
+# bpt_freeze_and_wait PEER CHILD [SECONDS] - SIGSTOP the peer CHILD talks to and wait
+# (at most SECONDS, 60) for CHILD to give up on it: sets rc (CHILD's exit status; 124
+# when it never gave up, and then it is killed) and waited (ms from the stop to its
+# end, or to the limit), for a timeout's two bounds (bpt_within): the lower one
+# exact, the upper one generous (it only proves the timeout fires at all).
 bpt_freeze_and_wait() {
 	local t
 	kill -STOP "$1"
 	t=$(bpt_now_ms)
-	wait "$2"
-	rc=$?
-	waited=$(($(bpt_now_ms) - t))
+	if bpt_wait_until "${3:-60}" bpt_gone "$2"; then
+		waited=$(($(bpt_now_ms) - t))
+		wait "$2"
+		rc=$?
+	else
+		waited=$(($(bpt_now_ms) - t))
+		kill -KILL "$2" 2>/dev/null
+		wait "$2" 2>/dev/null
+		rc=124
+	fi
 }
 
 # bpt_within MS LO HI - LO <= MS <= HI.
 bpt_within() {
 	[ "$1" -ge "$2" ] && [ "$1" -le "$3" ]
+}
+
+# bpt_udp_bound PORT - something has UDP PORT bound.
+bpt_udp_bound() {
+	[ -n "$(ss -Hulan "sport = :$1" 2>/dev/null)" ]
+}
+
+# bpt_gone PID - PID no longer runs.
+bpt_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# bpt_exists PATH - PATH exists (a namespace's /run/netns entry, a file).
+bpt_exists() {
+	[ -e "$1" ]
 }

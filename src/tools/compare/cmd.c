@@ -621,8 +621,7 @@ static void run_cell(struct cmp_report *r, const struct cmp_side *side, const ch
 	cell_fill(cell, runs, n);
 	cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
 	cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
-	cell->proof_missing = (cell->busy_poll_mode_client && cell->bprx_client_per_tx < CMP_PROOF_MIN) ||
-			      (cell->busy_poll_mode_server && cell->bprx_server_per_tx < CMP_PROOF_MIN);
+	cell->proof_missing = cmp_proof_missing(cell);
 }
 
 int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)

@@ -161,6 +161,15 @@ struct cmp_side {
  */
 int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
 
+/* ---- the proof flag (proof.c) ---- */
+/*
+ * cmp_side_unproven - the cell's client side (client true) or server side ran a
+ * busy-poll mode, yet shows under CMP_PROOF_MIN BusyPollRxPackets per transaction:
+ * kernel busy polling (almost) never ran there. False for a side in a blocking mode.
+ */
+bool cmp_side_unproven(const struct cmp_cell *c, bool client);
+/* cmp_proof_missing - either side unproven: the cell's '!' (cmp_cell.proof_missing). */
+bool cmp_proof_missing(const struct cmp_cell *c);
 /* cpu_list - "0,1,2" into buf. */
 const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */

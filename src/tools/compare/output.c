@@ -160,10 +160,8 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
 				     "transaction on the %s: kernel busy polling (almost) never ran%s%s%s\n",
 				label, c->flows, c->flows == 1 ? "" : "s", CMP_PROOF_MIN,
-				c->busy_poll_mode_client && c->bprx_client_per_tx < CMP_PROOF_MIN
-					? (c->busy_poll_mode_server && c->bprx_server_per_tx < CMP_PROOF_MIN
-						   ? "client and server"
-						   : "client")
+				cmp_side_unproven(c, true)
+					? (cmp_side_unproven(c, false) ? "client and server" : "client")
 					: "server",
 				proof_reason(r, c)[0] ? " (" : "", proof_reason(r, c), proof_reason(r, c)[0] ? ")" : "");
 		}
