@@ -26,8 +26,8 @@
 #include "bpt_agent.h"
 #include "bpt_testbed.h"
 #include "bptest.h"
-#include "tools/common/agent_client.h"
-#include "tools/common/control.h"
+#include "tools/remote/agent_client.h"
+#include "tools/harness/control.h"
 
 static struct bp_testbed tb;
 static char dir[64], key[128];
