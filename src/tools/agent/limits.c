@@ -12,7 +12,7 @@
 #include <busypoll/net.h>
 
 #include "tools/agent/limits.h"
-#include "tools/common/options.h"
+#include "tools/common/values.h"
 #include "tools/target/target.h"
 
 /* The target options a key holder may give; the rest (--control-fd, --help, ...) are the agent's. */
