@@ -169,7 +169,8 @@ static void raw_handshake_slow(int fd, const char *keyfile, uint8_t *sent, size_
 			usleep((useconds_t)step_ms * 1000);
 		bpt_send_all(fd, out, len);
 		auth_output_sent(a);
-		BPT_CHECK(bpt_recv_all(fd, buf, want, 5000), "no answer at step %d", step);
+		BPT_CHECK(bpt_recv_all(fd, buf, want, 5000), "no answer at step %d: the agent closed or dropped "
+			  "the handshake", step);
 		BPT_CHECK(auth_input(a, buf, want) == want && a->state != AUTH_FAILED, "%s", a->why);
 	}
 	BPT_CHECK(a->state == AUTH_DONE, "handshake not done");
