@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,30 +29,26 @@ void bp_tool_error(const char *sub, const char *fmt, ...)
 {
 }
 
-static struct src v4(const char *ip)
+/* The source of ip (IPv6 when it has a ':'), port 1. */
+static struct src src_at(const char *ip)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1) };
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	bool six = strchr(ip, ':');
 	struct src s;
 
-	assert_int_equal(inet_pton(AF_INET, ip, &a.sin_addr), 1);
-	src_of((struct sockaddr *)&a, &s);
-	return s;
-}
-
-static struct src v6(const char *ip)
-{
-	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons(2) };
-	struct src s;
-
-	assert_int_equal(inet_pton(AF_INET6, ip, &a.sin6_addr), 1);
-	src_of((struct sockaddr *)&a, &s);
+	ss.ss_family = six ? AF_INET6 : AF_INET;
+	a4->sin_port = htons(1); /* sin6_port is at the same place */
+	assert_int_equal(inet_pton(ss.ss_family, ip, six ? (void *)&a6->sin6_addr : (void *)&a4->sin_addr), 1);
+	src_of((struct sockaddr *)&ss, &s);
 	return s;
 }
 
 static void test_sources(void **state)
 {
-	struct src a = v4("10.0.0.1"), b = v4("10.0.0.2"), m = v6("::ffff:10.0.0.1");
-	struct src x = v6("2001:db8:1:2::1"), y = v6("2001:db8:1:2:ffff::9"), z = v6("2001:db8:1:3::1");
+	struct src a = src_at("10.0.0.1"), b = src_at("10.0.0.2"), m = src_at("::ffff:10.0.0.1");
+	struct src x = src_at("2001:db8:1:2::1"), y = src_at("2001:db8:1:2:ffff::9"), z = src_at("2001:db8:1:3::1");
 
 	assert_string_equal(a.text, "10.0.0.1");
 	assert_false(src_same(&a, &b));
@@ -112,7 +109,7 @@ static unsigned long accounted(const char *log, int *lines)
 
 static void one_source(struct src_log *l)
 {
-	struct src a = v4("10.0.0.1");
+	struct src a = src_at("10.0.0.1");
 
 	for (int i = 0; i < 5; i++)
 		src_log_refused(l, &a, "10.0.0.1:4000", "stalled");
@@ -126,7 +123,7 @@ static void many_sources(struct src_log *l)
 		struct src s;
 
 		snprintf(ip, sizeof(ip), "10.1.0.%d", i + 1);
-		s = v4(ip);
+		s = src_at(ip);
 		for (int k = 0; k < 3; k++)
 			src_log_refused(l, &s, ip, "garbage");
 	}
