@@ -22,7 +22,7 @@
  *   sessions whose log lines nobody reads do not stop the agent (its log does not
  *   block);
  *   a key file open to others refused at start with one line and exit 2, a FIFO as
- *   the key file refused at once.
+ *   the key file refused at once, and (as root) the agent holding a key not dumpable.
  * Refusals are logged once per source per interval, so each case that looks for its
  * line connects from a source of its own (127.0.N.M: all of 127/8 is loopback).
  * No root needed: everything is on 127.0.0.0/8 and in a temporary directory.
@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -169,7 +170,8 @@ static void raw_handshake_slow(int fd, const char *keyfile, uint8_t *sent, size_
 			usleep((useconds_t)step_ms * 1000);
 		bpt_send_all(fd, out, len);
 		auth_output_sent(a);
-		BPT_CHECK(bpt_recv_all(fd, buf, want, 5000), "no answer at step %d", step);
+		BPT_CHECK(bpt_recv_all(fd, buf, want, 5000), "no answer at step %d: the agent closed or dropped "
+			  "the handshake", step);
 		BPT_CHECK(auth_input(a, buf, want) == want && a->state != AUTH_FAILED, "%s", a->why);
 	}
 	BPT_CHECK(a->state == AUTH_DONE, "handshake not done");
@@ -640,6 +642,88 @@ static void unread_log(void)
 	printf("ok: 600 sessions with their log unread\n");
 }
 
+/*
+ * Once it holds a key the agent is not dumpable (no core dump, no /proc/PID/mem for
+ * others): run as nobody, its /proc/PID files belong to root, not to nobody, which is
+ * the kernel's sign of PR_SET_DUMPABLE 0. Root only (to become nobody).
+ */
+static void not_dumpable(void)
+{
+	char ndir[64] = "/tmp/bp-agent-door-nobody-XXXXXX", nkey[128], path[64], buf[4096], rm[128], prog[128];
+	size_t got = 0;
+	struct stat st;
+	int logp[2], status;
+	pid_t kid, parent = getpid();
+	FILE *f;
+	bool listening = false, nobody = false;
+
+	if (geteuid() != 0) {
+		printf("skip: the not-dumpable check runs the agent as nobody: root only\n");
+		return;
+	}
+	BPT_CHECK(mkdtemp(ndir) && chown(ndir, 65534, 65534) == 0, "a directory for nobody: %s", strerror(errno));
+	snprintf(nkey, sizeof(nkey), "%s/agent.key", ndir);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", ndir);
+	/* a copy of the program nobody can run (the build tree may be closed to others) */
+	snprintf(prog, sizeof(prog), "%s/busypoll", ndir);
+	snprintf(buf, sizeof(buf), "cp '%s' '%s' && chmod 755 '%s'", bpt_busypoll(), prog, prog);
+	BPT_CHECK(system(buf) == 0, "%s failed", buf);
+	BPT_CHECK(pipe2(logp, O_CLOEXEC) == 0, "pipe");
+	kid = fork();
+	BPT_CHECK(kid >= 0, "fork");
+	if (kid == 0) {
+		pid_t k;
+
+		dup2(logp[1], STDERR_FILENO);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(126);
+		bpt_die_with_parent(parent); /* after setuid, which clears it */
+		k = fork();
+		if (k == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, STDOUT_FILENO);
+			execl(prog, prog, "agent", "--new-key", nkey, (char *)NULL);
+			_exit(127);
+		}
+		if (k < 0 || waitpid(k, &status, 0) != k || !WIFEXITED(status) || WEXITSTATUS(status))
+			_exit(125);
+		execl(prog, prog, "agent", "--listen", "127.0.0.1:0", "--key-file", nkey, "--state-dir", ndir,
+		      (char *)NULL);
+		_exit(127);
+	}
+	bpt_reap_at_exit(kid);
+	close(logp[1]);
+	for (int t = 0; t < 100 && !listening; t++) {
+		struct pollfd p = { .fd = logp[0], .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 50) == 1 && (n = read(logp[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+			got += (size_t)n;
+		buf[got] = '\0';
+		listening = strstr(buf, "listening on");
+	}
+	if (!listening)
+		system(rm);
+	BPT_CHECK(listening, "the agent run as nobody never listened: %s", buf);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)kid);
+	f = fopen(path, "r");
+	BPT_CHECK(f, "%s: %s", path, strerror(errno));
+	while (fgets(buf, sizeof(buf), f))
+		nobody |= !strncmp(buf, "Uid:\t65534\t", 11);
+	fclose(f);
+	BPT_CHECK(nobody, "the agent does not run as nobody");
+	BPT_CHECK(stat(path, &st) == 0, "stat %s", path);
+	BPT_CHECK(st.st_uid == 0, "the agent holding a key is dumpable: %s belongs to uid %u, not root", path,
+		  (unsigned)st.st_uid);
+	kill(kid, SIGTERM);
+	BPT_CHECK(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the agent run as nobody did not end cleanly");
+	close(logp[0]);
+	BPT_CHECK(system(rm) == 0, "%s", rm);
+	printf("ok: the agent holding a key is not dumpable\n");
+}
+
 /* (d) A FIFO as the key file: refused at once (it would block an open without O_NONBLOCK). */
 static void fifo_key(void)
 {
@@ -707,6 +791,7 @@ static void key_file_checks(void)
 	BPT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 2, "--new-key over a key: exit %d",
 		  WEXITSTATUS(status));
 	fifo_key();
+	not_dumpable();
 	printf("ok: key files\n");
 }
 

@@ -346,8 +346,9 @@ static void keepalive(int fd)
 
 /*
  * Refused for load: BUSY (the client says the agent is busy, not that its key is
- * wrong), then closed. What the peer sent already is read first, so that the close
- * is a FIN after BUSY, not a reset that could overtake it. Nothing is held.
+ * wrong), a FIN right after it (shutdown), what the peer sent already read, then
+ * closed: a reset, if its HELLO comes later, follows BUSY on the wire and the
+ * client's kernel hands BUSY over first. Nothing is held.
  */
 static void refuse_busy(struct door *d, int fd, const struct src *s, const char *addr, const char *why)
 {
