@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# netns-pair.sh - run a server/client command pair over the veth test bed of
-# shared/reference/kernel-busy-poll.md: two fresh network namespaces joined by a veth
+# netns-pair.sh - run a server/client command pair over a veth test bed like
+# `busypoll testbed`'s (src/tools/bed/testbed.h): two fresh network namespaces joined by a veth
 # pair with GRO on, so each end has a NAPI instance and kernel busy polling can engage
 # (loopback has no NAPI, so busy polling measured there measures nothing).
 #

@@ -2,7 +2,7 @@
 /*
  * The veth test bed: two namespaces, one veth pair with GRO on (a NAPI per receive
  * queue), a private /30 inside the namespaces. Built with `ip` and `ethtool`
- * exactly as the recipe in kernel-busy-poll.md, so a failure reads the same as it
+ * exactly as a person would type them, so a failure reads the same as it
  * would on the command line; removed natively so that removal needs no helper
  * program and works from any exit path.
  */
