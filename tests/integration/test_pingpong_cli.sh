@@ -58,6 +58,20 @@ fi
 # ---- bad input: 2, one line ----
 run 2 pingpong
 one_line_error "one of --server or --client HOST is required"
+
+# --remote goes on ssh's command line: [USER@]HOST only, and after "--"
+for bad in 'a;b' 'h$(id)' 'user@-oProxyCommand=x' 'bad_host' 'u s@h' '[::1' 'x..y'; do
+	run 2 pingpong --client 127.0.0.1 --remote "$bad"
+	one_line_error "give \[USER@\]HOST"
+done
+run 2 pingpong --client 127.0.0.1 --remote '-oProxyCommand=x'
+one_line_error "--remote needs a HOST"
+mkdir "$tmp/bin"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/bin/args"\nexit 3\n' "$tmp" >"$tmp/bin/ssh"
+chmod +x "$tmp/bin/ssh"
+run 1 pingpong --client 127.0.0.1 --remote me@host-b.example --ssh "$tmp/bin/ssh" -n 1
+[ "$(head -2 "$tmp/bin/args" | tr '\n' ' ')" = "-- me@host-b.example " ] ||
+	fail "ssh was not given '-- me@host-b.example' first: $(tr '\n' ' ' <"$tmp/bin/args")"
 run 2 pingpong --client 127.0.0.1 --size 10
 one_line_error "--size 10: must be between 48"
 run 2 pingpong --client 127.0.0.1 --mode epoll:bogus
