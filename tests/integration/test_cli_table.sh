@@ -246,6 +246,9 @@ agent|agent --stdio|--state-dir|d
 agent|agent --listen 127.0.0.1:0|--auth-timeout|1
 agent|agent --listen 127.0.0.1:0|--max-startups|1:30:2
 agent|agent --listen 127.0.0.1:0|--per-source|1
+agent|agent --stdio|--max-servers|2
+agent|agent --stdio|--max-target-ram|1G
+agent|agent --stdio|--target-listen|127.0.0.1
 "
 
 # every option of every --help has a row (help and version are built in)

@@ -44,6 +44,20 @@ fi
 # ---- bad input: 2, one line ----
 run 2 pingpong
 one_line_error "one of --server or --client HOST is required"
+
+# --remote goes on ssh's command line: [USER@]HOST only, and after "--"
+for bad in 'a;b' 'h$(id)' 'user@-oProxyCommand=x' 'bad_host' 'u s@h' '[::1' 'x..y'; do
+	run 2 pingpong --client 127.0.0.1 --remote "$bad"
+	one_line_error "give \[USER@\]HOST"
+done
+run 2 pingpong --client 127.0.0.1 --remote '-oProxyCommand=x'
+one_line_error "--remote needs a HOST"
+mkdir "$tmp/bin"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >"%s/bin/args"\nexit 3\n' "$tmp" >"$tmp/bin/ssh"
+chmod +x "$tmp/bin/ssh"
+run 1 pingpong --client 127.0.0.1 --remote me@host-b.example --ssh "$tmp/bin/ssh" -n 1
+[ "$(head -2 "$tmp/bin/args" | tr '\n' ' ')" = "-- me@host-b.example " ] ||
+	fail "ssh was not given '-- me@host-b.example' first: $(tr '\n' ' ' <"$tmp/bin/args")"
 run 2 pingpong --client 127.0.0.1 --size 10
 one_line_error "--size 10: must be between 48"
 run 2 pingpong --client 127.0.0.1 --mode epoll:bogus
@@ -127,6 +141,23 @@ done
 grep -q "^server processing " "$tmp/out" || fail "no server processing component"
 grep -q "^change of the mean against no busy polling" "$tmp/out" || fail "no change between rows"
 grep -q "empty epoll_wait(0)" "$tmp/out" || fail "no cost of an empty epoll_wait(0)"
+
+# another user of this host may not switch the server's mode (it runs as root), but may measure
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	# a copy of the program the other user can run (the build tree may be closed to it)
+	nb=$(mktemp -d /tmp/bp-pp-nobody-XXXXXX) && chmod 755 "$nb" && cp "$BP" "$nb/busypoll" && chmod 755 "$nb/busypoll" ||
+		fail "cannot make a copy of the program for uid 65534"
+	as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups "$nb/busypoll")
+	"${as_nobody[@]}" pingpong "${common[@]}" --runs 1 --matrix --mode epoll:spin >"$tmp/out" 2>"$tmp/err"
+	[ $? -ne 0 ] || fail "a mode switch from another user (uid 65534) was taken"
+	one_line_error "switching the mode of this server is for its own user (uid 0)"
+	"${as_nobody[@]}" pingpong "${common[@]}" --runs 1 >"$tmp/out" 2>"$tmp/err" ||
+		fail "a plain run of another user (no switch) failed: $(cat "$tmp/err")"
+	rm -rf "$nb"
+	run 0 pingpong "${common[@]}" --runs 1 --matrix --mode epoll:spin
+else
+	echo "SKIP part: a mode switch from another user (needs root and setpriv)"
+fi
 
 # garbage from one UDP socket: logged once for that peer, every datagram counted; then served
 exec 3>"/dev/udp/127.0.0.1/$port"

@@ -6,7 +6,8 @@
  * client only with the client only, on both with both ends. The server is started
  * on host b by its agent (--remote, `ip netns exec` as the way in) and switches
  * modes on the agent's word; a server that a client on host a reaches directly
- * refuses to switch (EPERM, pointing at --remote) and nothing is measured. The
+ * refuses to switch (EPERM, pointing at --remote) and nothing is measured, while
+ * a plain run against it (no switch needed) is measured in the server's own mode. The
  * kernel's own evidence, never timings. Not root: skipped with the reason.
  * Usage: integ_test_pingpong_veth [--mode MODE]   (a busy-poll mode)
  */
@@ -36,35 +37,53 @@ static void kstats_in(int side, struct bp_kstats *k)
 
 static char state[64];
 
-/* direct - a server in b reached straight from a: --matrix is refused its first mode switch. */
-static void direct(const char *mode)
+/*
+ * direct_run - a plain `pingpong --server` in b, a client in a (in mode; --matrix when
+ * matrix) reaching it straight, not through an agent: pp_measure's return, co and res
+ * as it left them.
+ */
+static int direct_run(const char *mode, bool matrix, struct pp_opts *co, struct pp_result *res, char *err,
+		      size_t errlen)
 {
-	struct pp_result *res = calloc(1, sizeof(*res));
-	struct pp_opts so, co;
+	struct pp_opts so;
 	struct pp_server *s;
-	char err[512];
 	int home, ret;
 
-	BPT_CHECK(res, "calloc");
 	pp_opts_defaults(&so);
 	so.server = true;
 	so.quiet = true;
 	so.port = 0;
 	snprintf(so.host, sizeof(so.host), "%s", tb.addr[1]);
-	co = so;
-	co.server = false;
-	co.matrix = true;
-	co.n = 10;
-	co.runs = 1;
-	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
-	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
+	*co = so;
+	co->server = false;
+	co->matrix = matrix;
+	co->n = 200;
+	co->runs = 1;
+	co->warmup = 20;
+	BPT_CHECK(bpt_mode_usable(mode, &co->mode), "mode %s", mode);
+	bp_mode_format(&co->mode, co->mode_text, sizeof(co->mode_text));
+	co->server_mode = co->mode;
+	snprintf(co->server_mode_text, sizeof(co->server_mode_text), "%s", co->mode_text);
 	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
-	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
+	BPT_CHECK(pp_server_start(&so, &s, err, errlen) == 0, "server: %s", err);
 	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
-	co.port = pp_server_port(s);
-	ret = pp_measure(&co, NULL, res, err, sizeof(err));
+	co->port = pp_server_port(s);
+	ret = pp_measure(co, NULL, res, err, errlen);
 	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
 	pp_server_stop(s);
+	return ret;
+}
+
+/* direct - a server in b reached straight from a: --matrix is refused its first mode switch. */
+static void direct(const char *mode)
+{
+	struct pp_result *res = calloc(1, sizeof(*res));
+	struct pp_opts co;
+	char err[512];
+	int ret;
+
+	BPT_CHECK(res, "calloc");
+	ret = direct_run(mode, true, &co, res, err, sizeof(err));
 	BPT_CHECK(ret == -EPERM && strstr(err, "needs the agent there: run the client with --remote HOST"),
 		  "a mode switch from another host: %d %s", ret, err);
 	BPT_CHECK(!pp_measured(res), "something was measured");
@@ -81,33 +100,12 @@ static void direct(const char *mode)
 static void plain(const char *mode)
 {
 	struct pp_result *res = calloc(1, sizeof(*res));
-	struct pp_opts so, co;
-	struct pp_server *s;
+	struct pp_opts co;
 	char err[512];
-	int home, ret;
+	int ret;
 
 	BPT_CHECK(res, "calloc");
-	pp_opts_defaults(&so);
-	so.server = true;
-	so.quiet = true;
-	so.port = 0;
-	snprintf(so.host, sizeof(so.host), "%s", tb.addr[1]);
-	co = so;
-	co.server = false;
-	co.n = 200;
-	co.runs = 1;
-	co.warmup = 20;
-	BPT_CHECK(bpt_mode_usable(mode, &co.mode), "mode %s", mode);
-	bp_mode_format(&co.mode, co.mode_text, sizeof(co.mode_text));
-	co.server_mode = co.mode;
-	snprintf(co.server_mode_text, sizeof(co.server_mode_text), "%s", co.mode_text);
-	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, 1) == 0, "enter b: %s", bp_last_error());
-	BPT_CHECK(pp_server_start(&so, &s, err, sizeof(err)) == 0, "server: %s", err);
-	BPT_CHECK(bp_testbed_enter(&tb, 0) == 0, "enter a: %s", bp_last_error());
-	co.port = pp_server_port(s);
-	ret = pp_measure(&co, NULL, res, err, sizeof(err));
-	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
-	pp_server_stop(s);
+	ret = direct_run(mode, false, &co, res, err, sizeof(err));
 	BPT_CHECK(ret == 0, "a plain client against a plain server on another host: %s", err);
 	BPT_CHECK(res->nrows == 1 && res->rows[0].nruns == 1 && res->rows[0].all->count == co.n,
 		  "not measured: %d rows, %d runs", res->nrows, res->rows[0].nruns);

@@ -13,6 +13,8 @@
  *              the session ends, however it ends
  *   servers.c  the servers a session starts (rr, pingpong, a target), as child
  *              processes, and the messages relayed to them
+ *   limits.c   the operator's limits on them (--cpus, --max-servers, a target's RAM,
+ *              listen address, hosts and options)
  *   path_out.c the path report as a table, json or csv
  *
  * Messages on both transports are framed the same way: length u32 little-endian,

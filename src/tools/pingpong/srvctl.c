@@ -16,7 +16,8 @@
  *
  * Switching the mode (SET_MODE) can change NAPI settings and spin a CPU, so it is
  * not for anyone who reaches the port: it is taken from a client on this host
- * (loopback) and from the session of the process that started the server
+ * (loopback) that runs as the server's own user (the owner of the client's socket,
+ * found in /proc/net/tcp{,6}; another user is refused) and from the session of the process that started the server
  * (--control-fd: the two-host agent, which authenticated its client); a client on
  * another host is refused with EPERM and pointed at `--remote` (the agent). A
  * server started that way is the agent's for its whole life: that session is the
@@ -55,6 +56,8 @@ struct session {
 	int fd;
 	bool trusted;              /* the --control-fd session: the process that started us */
 	bool local;                /* a TCP client on this host (loopback) */
+	bool uid_ok;               /* ... of this process's user (its socket's owner, /proc/net/tcp) */
+	uid_t uid;                 /* that owner, when found */
 	char peer[64];
 	uint8_t *buf;              /* CTL_HDR_LEN + CTL_MAX_BODY: bytes not yet a whole message */
 	size_t got;
@@ -71,6 +74,7 @@ static void session_close_fd(struct session *ses)
 	ses->got = 0;
 	ses->started = false;
 	ses->local = false;
+	ses->uid_ok = false;
 	ses->trusted = false;
 }
 
@@ -85,6 +89,89 @@ static bool is_loopback(const struct sockaddr_storage *a, socklen_t len)
 		return IN6_IS_ADDR_LOOPBACK(x) || (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
 	}
 	return false;
+}
+
+/* An endpoint as /proc/net/tcp{,6} prints it: the address words as stored, the port. */
+struct endpoint {
+	bool v6;
+	uint32_t a[4];
+	unsigned port;
+};
+
+/* endpoint_of - a socket address (a v4-mapped IPv6 one as IPv4, as /proc/net/tcp lists it). */
+static void endpoint_of(const struct sockaddr_storage *ss, struct endpoint *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (ss->ss_family == AF_INET) {
+		e->a[0] = ((const struct sockaddr_in *)ss)->sin_addr.s_addr;
+		e->port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+		return;
+	}
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	e->port = ntohs(s6->sin6_port);
+	if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		memcpy(&e->a[0], &s6->sin6_addr.s6_addr[12], 4);
+		return;
+	}
+	e->v6 = true;
+	memcpy(e->a, &s6->sin6_addr, 16);
+}
+
+/* parse_endpoint - "0100007F:1F90" or 32 hex digits ":" port, as the kernel prints them. */
+static bool parse_endpoint(const char *addr, unsigned port, bool v6, struct endpoint *e)
+{
+	char word[9];
+
+	memset(e, 0, sizeof(*e));
+	e->v6 = v6;
+	e->port = port;
+	if (strlen(addr) != (v6 ? 32u : 8u))
+		return false;
+	for (int i = 0; i < (v6 ? 4 : 1); i++) {
+		memcpy(word, addr + 8 * i, 8);
+		word[8] = 0;
+		e->a[i] = (uint32_t)strtoul(word, NULL, 16);
+	}
+	return true;
+}
+
+/*
+ * peer_uid - the user owning the other end of TCP connection fd, when that end is a
+ * socket of this host (loopback): its line in /proc/self/net/tcp{,6} (this network
+ * namespace's). 0 and *uid, or -ENOENT when it is not found.
+ */
+static int peer_uid(int fd, uid_t *uid)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	struct endpoint want_local, want_rem;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) < 0)
+		return -errno;
+	endpoint_of(&peer, &want_local); /* its local end is our peer */
+	endpoint_of(&me, &want_rem);
+	for (int v6 = 0; v6 < 2; v6++) {
+		FILE *f = fopen(v6 ? "/proc/self/net/tcp6" : "/proc/self/net/tcp", "re");
+		char line[512], la[40], ra[40];
+		unsigned lp, rp, u;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			struct endpoint l, r;
+
+			if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %*x %*x:%*x %*x:%*x %*x %u", la, &lp, ra,
+				   &rp, &u) != 5 || !parse_endpoint(la, lp, v6, &l) || !parse_endpoint(ra, rp, v6, &r))
+				continue;
+			if (!memcmp(&l, &want_local, sizeof(l)) && !memcmp(&r, &want_rem, sizeof(r))) {
+				fclose(f);
+				*uid = (uid_t)u;
+				return 0;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	return -ENOENT;
 }
 
 /*
@@ -156,6 +243,13 @@ static void ctl_set_mode(struct pp_server *s, const struct session *ses, const s
 	int ret = 0;
 
 	ctl_get_text(in, CTL_T_MODE, text, sizeof(text));
+	if (!ses->trusted && ses->local && !ses->uid_ok) {
+		pp_server_log(s, "refused a mode switch from %s: another user of this host", ses->peer);
+		ctl_error_msg(out, EPERM, "switching the mode of this server is for its own user (uid %u): the client "
+			      "runs as another user of this host; run it as that user, or start your own server",
+			      (unsigned)geteuid());
+		return;
+	}
 	if (!ses->trusted && !ses->local) {
 		pp_server_log(s, "refused a mode switch from %s: not on this host", ses->peer);
 		ctl_error_msg(out, EPERM, "switching the mode of a server on another host needs the agent there: run the "
@@ -388,7 +482,9 @@ static bool classify(struct pp_server *s, struct pending *pe, struct session *se
 	}
 	ses->fd = pe->fd;
 	ses->got = 0;
+	/* a client on this host, and of our own user: another user may not switch a root server */
 	ses->local = is_loopback(&pe->peer, pe->peerlen);
+	ses->uid_ok = ses->local && peer_uid(pe->fd, &ses->uid) == 0 && ses->uid == geteuid();
 	snprintf(ses->peer, sizeof(ses->peer), "%s", peer);
 	pp_server_log(s, "control session with %s", peer);
 	return true;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A client's end of the two-host agent (contract in tools/remote/agent_client.h). */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,46 @@ static const struct opt_spec remote_specs[] = {
 	  .help = "what it runs there", .dflt = OPT_DFLT_FIELD },
 };
 
+/* user_ok - a user name for ssh: [A-Za-z0-9._-], not starting with '-'. */
+static bool user_ok(const char *u, size_t len)
+{
+	if (!len || u[0] == '-')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)u[i]) && !strchr("._-", u[i]))
+			return false;
+	return true;
+}
+
+/* host_ok - a DNS name (labels of letters, digits and inner '-'), an IPv4 address, or [IPv6] (or bare IPv6). */
+static bool host_ok(const char *h)
+{
+	char v6[INET6_ADDRSTRLEN + 2];
+	struct in6_addr a6;
+	size_t len = strlen(h), label = 0;
+
+	if (h[0] == '[' && len > 2 && h[len - 1] == ']' && len - 2 < sizeof(v6)) {
+		snprintf(v6, sizeof(v6), "%.*s", (int)(len - 2), h + 1);
+		return inet_pton(AF_INET6, v6, &a6) == 1;
+	}
+	if (strchr(h, ':'))
+		return inet_pton(AF_INET6, h, &a6) == 1;
+	if (!len || len > 253)
+		return false;
+	for (size_t i = 0; i <= len; i++) {
+		if (h[i] == '.' || h[i] == 0) {
+			if (!label || h[i - 1] == '-' || label > 63)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)h[i]) && (h[i] != '-' || !label))
+			return false;
+		label++;
+	}
+	return true;
+}
+
 /* remote_check - the options that go together; the key file read (and refused) before any work. */
 static int remote_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
 {
@@ -70,6 +112,10 @@ static int remote_check(void *base, const struct opt_seen *seen, char *err, size
 		snprintf(o->host, sizeof(o->host), "%s", at ? at + 1 : o->remote);
 		if (!o->host[0])
 			return tool_fail(err, errlen, "--remote %s: no host after the '@'", o->remote);
+		/* it goes on ssh's command line: a name, never an option or anything a shell reads */
+		if ((at && !user_ok(o->remote, (size_t)(at - o->remote))) || !host_ok(o->host))
+			return tool_fail(err, errlen, "--remote %s: give [USER@]HOST, HOST a DNS name, an IPv4 address or "
+					 "[IPv6], USER of letters, digits, '.', '_' and '-'", o->remote);
 	}
 	/* "[::1]" as a data address is "::1" */
 	if (o->host[0] == '[' && o->host[strlen(o->host) - 1] == ']') {
@@ -125,10 +171,18 @@ static int spawn_agent(struct agent_conn *a, char *const argv[], char *err, size
 	return ret;
 }
 
+/* is_ssh - the command is OpenSSH's client (by its name): it takes "--" before the destination. */
+static bool is_ssh(const char *cmd)
+{
+	const char *base = strrchr(cmd, '/');
+
+	return !strcmp(base ? base + 1 : cmd, "ssh");
+}
+
 int agent_open(struct agent_conn *a, const struct agent_remote_opts *o, char *err, size_t errlen)
 {
 	static char words[4096];
-	char *argv[2 * MAX_WORDS + 3];
+	char *argv[2 * MAX_WORDS + 4];
 	int n1, n2, ret;
 
 	memset(a, 0, sizeof(*a));
@@ -147,6 +201,9 @@ int agent_open(struct agent_conn *a, const struct agent_remote_opts *o, char *er
 			snprintf(err, errlen, "--ssh '%s': not a command (empty, or unbalanced quotes)", o->ssh);
 			return -EINVAL;
 		}
+		/* ssh's options end before the destination (another --ssh command takes what it takes) */
+		if (is_ssh(argv[0]))
+			argv[n1++] = "--";
 		argv[n1] = (char *)o->remote;
 		n2 = spawn_split_args(o->agent_cmd, words + strlen(o->ssh) + 1, argv + n1 + 1, MAX_WORDS);
 		if (n2 <= 0) {
