@@ -243,7 +243,7 @@ static int run_path(const struct agent_cli *c)
 
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
-		return rc == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(rc);
 	}
 	if (c->format == TOOL_FORMAT_JSON) {
 		em_begin(&e, NULL, false);
@@ -274,7 +274,7 @@ int cmd_agent(int argc, char **argv)
 	case ACT_NEW_KEY:
 		if ((rc = auth_key_new(c.new_key, err, sizeof(err)))) {
 			bp_tool_error(SUB, "%s", err);
-			return rc == -EEXIST ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+			return bp_exit_for(rc);
 		}
 		printf("wrote a new key to %s (mode 0600): copy it to the other host the same way\n",
 		       c.new_key);

@@ -14,13 +14,6 @@
 
 static volatile sig_atomic_t *stop_requested;
 
-/* Bad input, a mode this kernel or process cannot use, or an address: exit 2. */
-static bool is_usage_error(int ret)
-{
-	return ret == -EINVAL || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRINUSE ||
-	       ret == -ENOENT || ret == -EACCES || ret == -EADDRNOTAVAIL;
-}
-
 static int run_server(const struct pp_opts *o)
 {
 	uint64_t dropped[BP_PP_ERR_COUNT] = { 0 }, total = 0;
@@ -30,7 +23,7 @@ static int run_server(const struct pp_opts *o)
 
 	if (ret) {
 		bp_tool_error("pingpong", "%s", err);
-		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	if (!o->quiet) {
 		fprintf(stderr, "busypoll pingpong server: port %u (udp and tcp), mode %s, ",
@@ -92,7 +85,7 @@ int cmd_pingpong(int argc, char **argv)
 		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
 		if (*stop_requested)
 			return BP_EXIT_INTERRUPTED;
-		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	pp_print(stdout, res, o.format);
 	ret = res->interrupted || *stop_requested ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;

@@ -47,10 +47,7 @@ static int run_server(const struct rr_opts *o)
 
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
-		/* a port in use or not ours, an address not here, a mode or a priority not allowed: bad input */
-		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL || ret == -EACCES ||
-			ret == -EADDRNOTAVAIL)
-			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
@@ -97,9 +94,7 @@ int cmd_rr(int argc, char **argv)
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
 		free(res);
-		/* a host that does not resolve, a descriptor limit, a mode or priority not allowed: bad input */
-		return (ret == -EINVAL || ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE
-												     : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	free(res);

@@ -213,10 +213,7 @@ int cmd_target(int argc, char **argv)
 	}
 	if (ret) {
 		bp_tool_error("target", "%s", bp_last_error());
-		/* Bad input: a port in use, a namespace file that cannot be used, a mode refused. */
-		return (ret == -EADDRINUSE || ret == -EINVAL || ret == -ENOENT || ret == -EACCES || ret == -EBUSY ||
-			ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRNOTAVAIL || ret == -EISDIR)
-			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	if (!o.quiet)
 		describe(&o, t);
