@@ -419,12 +419,8 @@ int cmd_napi(int argc, char **argv)
 	uint32_t ifindex = 0;
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	/*
 	 * For good: this process only ever acts in one namespace. Entering first also
 	 * lets if_nametoindex check --device where it lives.

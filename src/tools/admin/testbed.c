@@ -623,12 +623,8 @@ int cmd_testbed(int argc, char **argv)
 	char err[256];
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	if (geteuid() != 0) {
 		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
 		return BP_EXIT_USAGE;

@@ -258,40 +258,53 @@ static int run_path(const struct agent_cli *c)
 	return BP_EXIT_OK;
 }
 
+/* run_new_key - --new-key FILE: a fresh key, refused when FILE exists. */
+static int run_new_key(const struct agent_cli *c)
+{
+	char err[512];
+	int rc = auth_key_new(c->new_key, err, sizeof(err));
+
+	if (rc) {
+		bp_tool_error(SUB, "%s", err);
+		return bp_exit_for(rc);
+	}
+	printf("wrote a new key to %s (mode 0600): copy it to the other host the same way\n", c->new_key);
+	return BP_EXIT_OK;
+}
+
+/* run_listen - --listen: the key loaded (a bad one is bad input), what a crash left restored, then serve. */
+static int run_listen(struct agent_cli *c)
+{
+	char err[512];
+	int rc = auth_key_load(c->key_file, &c->cfg.key, err, sizeof(err));
+
+	if (rc) {
+		bp_tool_error(SUB, "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	agent_restore_all(c->cfg.state_dir);
+	rc = agent_serve_listen(&c->cfg);
+	auth_key_wipe(&c->cfg.key);
+	return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_cli c;
 	char err[512];
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	switch (c.act) {
 	case ACT_NEW_KEY:
-		if ((rc = auth_key_new(c.new_key, err, sizeof(err)))) {
-			bp_tool_error(SUB, "%s", err);
-			return bp_exit_for(rc);
-		}
-		printf("wrote a new key to %s (mode 0600): copy it to the other host the same way\n",
-		       c.new_key);
-		return BP_EXIT_OK;
+		return run_new_key(&c);
 	case ACT_PATH:
 		return run_path(&c);
 	case ACT_RESTORE:
 		return agent_restore_all(c.cfg.state_dir) ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_LISTEN:
-		if ((rc = auth_key_load(c.key_file, &c.cfg.key, err, sizeof(err)))) {
-			bp_tool_error(SUB, "%s", err);
-			return BP_EXIT_USAGE;
-		}
-		agent_restore_all(c.cfg.state_dir);
-		rc = agent_serve_listen(&c.cfg);
-		auth_key_wipe(&c.cfg.key);
-		return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
+		return run_listen(&c);
 	case ACT_STDIO:
 		agent_restore_all(c.cfg.state_dir);
 		return agent_serve_stdio(&c.cfg) ? BP_EXIT_FAIL : BP_EXIT_OK;

@@ -43,6 +43,14 @@ int bp_exit_for(int err)
 	return BP_EXIT_FAIL;
 }
 
+int bp_opts_exit(const char *sub, int ret, const char *err)
+{
+	if (ret == 1)
+		return BP_EXIT_OK;
+	bp_tool_error(sub, "%s", err);
+	return BP_EXIT_USAGE;
+}
+
 static void (*error_sink)(const char *line);
 
 void bp_tool_error_sink(void (*fn)(const char *line))

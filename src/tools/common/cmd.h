@@ -37,6 +37,13 @@ extern const size_t bp_n_usage_errnos;
  */
 int bp_exit_for(int err);
 
+/*
+ * bp_opts_exit - the exit status for an option parser's nonzero result: 1 (--help
+ * or --version printed) is BP_EXIT_OK; anything else is bad input, err said as
+ * SUB's one line, BP_EXIT_USAGE.
+ */
+int bp_opts_exit(const char *sub, int ret, const char *err);
+
 /* bp_tool_error - "busypoll SUB: message" on one line, to the sink (stderr unless set). */
 void bp_tool_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -566,9 +566,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	ret = cmp_parse_opts(argc, argv, &r->opts, err, sizeof(err));
 	if (ret) {
-		if (ret != 1)
-			bp_tool_error("compare", "%s", err);
-		ret = ret == 1 ? BP_EXIT_OK : BP_EXIT_USAGE;
+		ret = bp_opts_exit("compare", ret, err);
 		goto out;
 	}
 	stop_requested = tool_catch_stop_signals();
