@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* busypoll SUBCOMMAND [options]: the dispatcher. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,17 +22,6 @@ static const struct subcommand subcommands[] = {
 	{ "perf", cmd_perf, "fio for NVMe/TCP: a userspace initiator, fio's options, every wait mode, --sweep" },
 	{ "agent", cmd_agent, "the remote host's side of a two-host run: authenticated, restores what it changes" },
 };
-
-void bp_tool_error(const char *sub, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "busypoll %s: ", sub);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *out)
 {

@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,11 +26,6 @@
 
 #include "tools/agent/session.h"
 #include "tools/link/agent_wire.h"
-
-/* bp_tool_error lives in main.c, outside the tools library. */
-void bp_tool_error(const char *sub, const char *fmt, ...)
-{
-}
 
 static char dir[64];
 static uint8_t wire[SESSION_REPLY_MAX];

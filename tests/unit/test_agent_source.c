@@ -24,11 +24,6 @@
 
 #include "tools/agent/source.h"
 
-/* bp_tool_error lives in main.c, outside the tools library (agent_log's cmd.c names it). */
-void bp_tool_error(const char *sub, const char *fmt, ...)
-{
-}
-
 /* The source of ip (IPv6 when it has a ':'), port 1. */
 static struct src src_at(const char *ip)
 {

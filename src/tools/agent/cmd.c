@@ -371,7 +371,7 @@ static int run_path(const struct agent_cli *c)
 
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
-		return rc == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(rc);
 	}
 	if (c->format == TOOL_FORMAT_JSON) {
 		em_begin(&e, NULL, false);
@@ -405,55 +405,68 @@ static int check_state_dir(const char *dir)
 	return 0;
 }
 
+/* run_new_key - --new-key FILE: a fresh key, refused when FILE exists. */
+static int run_new_key(const struct agent_cli *c)
+{
+	char err[512];
+	int rc = auth_key_new(c->new_key, err, sizeof(err));
+
+	if (rc) {
+		bp_tool_error(SUB, "%s", err);
+		return bp_exit_for(rc);
+	}
+	printf("wrote a new key to %s (mode 0600): copy it to the other host the same way\n", c->new_key);
+	return BP_EXIT_OK;
+}
+
+/* run_listen - --listen: the key loaded (a bad one is bad input), what a crash left restored, then serve. */
+static int run_listen(struct agent_cli *c)
+{
+	char err[512];
+	int rc;
+
+	/*
+	 * The key stays out of swap (mlock, best effort: RLIMIT_MEMLOCK) and out of a
+	 * core dump and /proc/PID/mem of other users: not dumpable from here on
+	 * (servers it starts are dumpable again after their exec).
+	 */
+	(void)sodium_mlock(&c->cfg.key, sizeof(c->cfg.key));
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		bp_tool_error(SUB, "prctl(PR_SET_DUMPABLE): %s: the key would be in a core dump", strerror(errno));
+		return BP_EXIT_FAIL;
+	}
+	if ((rc = auth_key_load(c->key_file, &c->cfg.key, err, sizeof(err)))) {
+		sodium_munlock(&c->cfg.key, sizeof(c->cfg.key));
+		bp_tool_error(SUB, "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	agent_log_nonblocking();
+	agent_restore_all(c->cfg.state_dir);
+	log_limits(&c->cfg);
+	rc = agent_serve_listen(&c->cfg);
+	sodium_munlock(&c->cfg.key, sizeof(c->cfg.key)); /* zeroes it first */
+	return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_cli c;
 	char err[512];
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	if ((c.act == ACT_STDIO || c.act == ACT_LISTEN || c.act == ACT_RESTORE) && check_state_dir(c.cfg.state_dir))
 		return BP_EXIT_USAGE;
 	switch (c.act) {
 	case ACT_NEW_KEY:
-		if ((rc = auth_key_new(c.new_key, err, sizeof(err)))) {
-			bp_tool_error(SUB, "%s", err);
-			return rc == -EEXIST ? BP_EXIT_USAGE : BP_EXIT_FAIL;
-		}
-		printf("wrote a new key to %s (mode 0600): copy it to the other host the same way\n",
-		       c.new_key);
-		return BP_EXIT_OK;
+		return run_new_key(&c);
 	case ACT_PATH:
 		return run_path(&c);
 	case ACT_RESTORE:
 		return agent_restore_all(c.cfg.state_dir) ? BP_EXIT_FAIL : BP_EXIT_OK;
 	case ACT_LISTEN:
-		/*
-		 * The key stays out of swap (mlock, best effort: RLIMIT_MEMLOCK) and out of a
-		 * core dump and /proc/PID/mem of other users: not dumpable from here on
-		 * (servers it starts are dumpable again after their exec).
-		 */
-		(void)sodium_mlock(&c.cfg.key, sizeof(c.cfg.key));
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-			bp_tool_error(SUB, "prctl(PR_SET_DUMPABLE): %s: the key would be in a core dump", strerror(errno));
-			return BP_EXIT_FAIL;
-		}
-		if ((rc = auth_key_load(c.key_file, &c.cfg.key, err, sizeof(err)))) {
-			sodium_munlock(&c.cfg.key, sizeof(c.cfg.key));
-			bp_tool_error(SUB, "%s", err);
-			return BP_EXIT_USAGE;
-		}
-		agent_log_nonblocking();
-		agent_restore_all(c.cfg.state_dir);
-		log_limits(&c.cfg);
-		rc = agent_serve_listen(&c.cfg);
-		sodium_munlock(&c.cfg.key, sizeof(c.cfg.key)); /* zeroes it first */
-		return rc ? BP_EXIT_FAIL : BP_EXIT_OK;
+		return run_listen(&c);
 	case ACT_STDIO:
 		agent_restore_all(c.cfg.state_dir);
 		log_limits(&c.cfg);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <busypoll/loop.h>
@@ -17,8 +16,9 @@
 #include <busypoll/nic.h>
 
 #include "tools/agent/session.h"
-#include "tools/link/agent_wire.h"
+#include "tools/common/cmd.h"
 #include "tools/harness/evidence.h"
+#include "tools/link/agent_wire.h"
 #include "tools/common/napi_show.h"
 #include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
@@ -90,21 +90,17 @@ static void changed(struct session *s, const char *what, const char *dev, const 
 static void do_hello(struct session *s, struct ctl_msg *out)
 {
 	struct aw_hello h = { .pid = (uint32_t)getpid(), .ncpus = s->cfg->ncpus };
-	struct utsname un;
+	struct bp_host host;
 	struct stat st;
 
 	snprintf(h.version, sizeof(h.version), "%s", BP_VERSION);
-	if (gethostname(h.hostname, sizeof(h.hostname)))
-		snprintf(h.hostname, sizeof(h.hostname), "?");
-	h.hostname[sizeof(h.hostname) - 1] = 0;
-	if (uname(&un) == 0)
-		snprintf(h.kernel, sizeof(h.kernel), "%s", un.release);
+	bp_host_read(&host);
+	snprintf(h.hostname, sizeof(h.hostname), "%s", host.hostname[0] ? host.hostname : "?");
+	snprintf(h.kernel, sizeof(h.kernel), "%s", host.kernel);
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h.netns = st.st_ino;
-	if (tool_read_net_sysctl("busy_poll", &h.busy_poll))
-		h.busy_poll = -1;
-	if (tool_read_net_sysctl("busy_read", &h.busy_read))
-		h.busy_read = -1;
+	h.busy_poll = host.busy_poll; /* BP_UNKNOWN is the wire's -1 (agent_wire.h) */
+	h.busy_read = host.busy_read;
 	memcpy(h.cpus, s->cfg->cpus, sizeof(int) * (size_t)(h.ncpus < AW_MAX_CPUS ? h.ncpus : AW_MAX_CPUS));
 	aw_hello_put(out, &h);
 }

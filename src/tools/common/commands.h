@@ -8,13 +8,8 @@
 #error "BP_VERSION comes from the build (CMakeLists.txt)"
 #endif
 
-/* Exit statuses shared by every subcommand. */
-enum {
-	BP_EXIT_OK = 0,
-	BP_EXIT_FAIL = 1,      /* the run failed (peer gone, syscall error) */
-	BP_EXIT_USAGE = 2,     /* bad input: option, mode, address; or a mode this kernel/process cannot use */
-	BP_EXIT_INTERRUPTED = 130,
-};
+/* Exit statuses, bp_exit_for and bp_tool_error: the skeleton every subcommand shares. */
+#include "tools/common/cmd.h"
 
 int cmd_modes(int argc, char **argv);
 int cmd_rr(int argc, char **argv);
@@ -25,8 +20,5 @@ int cmd_pingpong(int argc, char **argv);
 int cmd_target(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
-
-/* bp_tool_error - print "busypoll SUB: message" on one line to stderr. */
-void bp_tool_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

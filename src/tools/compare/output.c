@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tools/common/cmd.h"
 #include "tools/compare/compare.h"
 #include "tools/common/emit.h"
 
@@ -64,7 +65,7 @@ static void pct_text(char *buf, size_t len, bool have, double pct)
 static void print_settings(FILE *out, const struct cmp_report *r)
 {
 	const struct cmp_opts *o = &r->opts;
-	char cb[256], sb[256];
+	char cb[256], sb[256], bp[16], br[16];
 
 	fprintf(out, "busypoll compare on %s\n", r->path);
 	fprintf(out, "  kernel %s; client on CPU%s %s, server on CPU%s %s, %d thread%s each; TCP, request %u B, "
@@ -83,8 +84,9 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 	if (r->remote)
 		cmp_print_ends(out, r);
 	else
-		fprintf(out, "  net.core.busy_poll %d, net.core.busy_read %d\n", r->sysctl_busy_poll,
-			r->sysctl_busy_read);
+		fprintf(out, "  net.core.busy_poll %s, net.core.busy_read %s\n",
+			bp_known_text(r->sysctl_busy_poll, bp, sizeof(bp)),
+			bp_known_text(r->sysctl_busy_read, br, sizeof(br)));
 	for (int i = 0; i < r->nnapi; i++) {
 		const struct cmp_napi *n = &r->napi[i];
 
@@ -263,7 +265,7 @@ static void print_json(FILE *out, const struct cmp_report *r)
 
 	em_begin(&e, NULL, false);
 	em_string(&e, "path", r->path, sizeof(r->path));
-	em_string(&e, "kernel", r->kernel, sizeof(r->kernel));
+	em_known_string(&e, "kernel", r->kernel, sizeof(r->kernel));
 	em_bool(&e, "interrupted", r->interrupted);
 	em_begin(&e, "settings", false);
 	{
@@ -283,8 +285,8 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_double(&e, "warmup_s", o->warmup_s);
 	em_int(&e, "runs", o->runs);
 	em_string(&e, "rates", o->rates_text, sizeof(o->rates_text));
-	em_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
-	em_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
+	em_known_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
+	em_known_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
 	em_end(&e);
 	em_array_begin(&e, "napi");
 	for (int i = 0; i < r->nnapi; i++) {

@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <busypoll/napi.h>
 #include <busypoll/net.h>
 #include <busypoll/nic.h>
 
+#include "tools/common/cmd.h"
 #include "tools/common/emit.h"
 #include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
@@ -141,21 +141,17 @@ static int local_end(struct cmp_report *r, char *err, size_t errlen)
 	static struct bp_path_report p;
 	struct cmp_end *e = &r->ends[0];
 	struct sockaddr_storage dst, src;
-	struct utsname un;
+	struct bp_host host;
 	socklen_t len;
 	char dev[IFNAMSIZ];
 	int rc;
 
 	snprintf(e->role, sizeof(e->role), "client");
-	if (gethostname(e->host, sizeof(e->host)))
-		snprintf(e->host, sizeof(e->host), "?");
-	e->host[sizeof(e->host) - 1] = 0;
-	if (uname(&un) == 0)
-		snprintf(e->kernel, sizeof(e->kernel), "%s", un.release);
-	if (tool_read_net_sysctl("busy_poll", &e->busy_poll))
-		e->busy_poll = -1;
-	if (tool_read_net_sysctl("busy_read", &e->busy_read))
-		e->busy_read = -1;
+	bp_host_read(&host);
+	snprintf(e->host, sizeof(e->host), "%s", host.hostname[0] ? host.hostname : "?");
+	snprintf(e->kernel, sizeof(e->kernel), "%s", host.kernel);
+	e->busy_poll = host.busy_poll;
+	e->busy_read = host.busy_read;
 	if (bp_parse_addr(r->opts.server_ip, 9, &dst, &len)) {
 		snprintf(err, errlen, "%s: %s", r->opts.server_ip, bp_last_error());
 		return -EINVAL;
@@ -383,6 +379,7 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 	fprintf(out, "  agent: %s (pid %u); what it changed there is restored at the end\n", r->agent, r->agent_pid);
 	for (int k = 0; k < 2; k++) {
 		const struct cmp_end *e = &r->ends[k];
+		char bp[16], br[16];
 
 		if (!e->valid)
 			continue;
@@ -397,7 +394,8 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 			if (e->coal_run[c][0])
 				fprintf(out, "  %s coalescing for the run%s%s: %s\n", e->role, r->ncoal > 1 ? " at " : "",
 					r->ncoal > 1 ? r->coal_label[c] : "", e->coal_run[c]);
-		fprintf(out, "  %s net.core.busy_poll %d, net.core.busy_read %d\n", e->role, e->busy_poll, e->busy_read);
+		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s\n", e->role,
+			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)));
 		for (int i = 0; i < e->nnapi; i++)
 			napi_line(out, e->role, &e->napi[i], was_served(e, e->napi[i].id));
 		if (!e->nnapi)
@@ -455,7 +453,7 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		em_begin(e, NULL, false);
 		em_string(e, "end", x->role, sizeof(x->role));
 		em_string(e, "host", x->host, sizeof(x->host));
-		em_string(e, "kernel", x->kernel, sizeof(x->kernel));
+		em_known_string(e, "kernel", x->kernel, sizeof(x->kernel));
 		em_string(e, "address", x->addr, sizeof(x->addr));
 		em_string(e, "device", x->dev, sizeof(x->dev));
 		em_string(e, "driver", x->driver, sizeof(x->driver));
@@ -481,8 +479,8 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		}
 		em_array_end(e);
 		em_end(e);
-		em_int(e, "sysctl_busy_poll", x->busy_poll);
-		em_int(e, "sysctl_busy_read", x->busy_read);
+		em_known_int(e, "sysctl_busy_poll", x->busy_poll);
+		em_known_int(e, "sysctl_busy_read", x->busy_read);
 		em_array_begin(e, "napi");
 		for (int i = 0; i < x->nnapi; i++) {
 			em_begin(e, NULL, false);

@@ -323,12 +323,8 @@ int cmd_modes(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	rc = opt_parse(&modes_cmd, layers, 2, argc, argv, NULL, err, sizeof(err));
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	if (c.features)
 		return list_features(c.format);
 	return c.check[0] ? check_one(c.check, c.format) : list_modes(c.format);

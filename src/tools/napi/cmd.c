@@ -187,17 +187,6 @@ static int parse_cli(int argc, char **argv, struct napi_cli *c, char *err, size_
 
 /* ---- running ---- */
 
-/*
- * The exit status for a failed library call: what this kernel or process cannot
- * do, or input the kernel refused, is a usage problem (2); the rest is a failure.
- */
-static int exit_for(int err)
-{
-	return err == -EPERM || err == -EACCES || err == -EOPNOTSUPP || err == -EINVAL
-		       ? BP_EXIT_USAGE
-		       : BP_EXIT_FAIL;
-}
-
 /* Report a failed library call with its message; privilege failures say what to do. */
 static int lib_error(int err)
 {
@@ -205,7 +194,7 @@ static int lib_error(int err)
 		bp_tool_error(SUB, "%s; run it with sudo", bp_last_error());
 	else
 		bp_tool_error(SUB, "%s", bp_last_error());
-	return exit_for(err);
+	return bp_exit_for(err);
 }
 
 /*
@@ -413,7 +402,7 @@ static int do_knobs(const struct napi_cli *c, uint32_t ifindex)
 					      bp_last_error());
 			else
 				bp_tool_error(SUB, "%s", bp_last_error());
-			return exit_for(rc);
+			return bp_exit_for(rc);
 		}
 	}
 	for (int i = 0; i < NAPI_NKNOBS; i++)
@@ -430,12 +419,8 @@ int cmd_napi(int argc, char **argv)
 	uint32_t ifindex = 0;
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	/*
 	 * For good: this process only ever acts in one namespace. Entering first also
 	 * lets if_nametoindex check --device where it lives.

@@ -12,11 +12,7 @@ int cmd_perf(int argc, char **argv)
 	char err[512];
 	int ret = perf_parse_opts(argc, argv, &o, err, sizeof(err));
 
-	if (ret == 1)
-		return BP_EXIT_OK;
-	if (ret) {
-		bp_tool_error("perf", "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (ret)
+		return bp_opts_exit("perf", ret, err);
 	return perf_sweep(&o, tool_catch_stop_signals(), stdout);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/common/cmd.h"
 #include "tools/common/emit.h"
 #include "tools/perf/perf.h"
 
@@ -92,7 +93,7 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	em_string(e, "target_config", r->target_config, sizeof(r->target_config));
 	em_end(e);
 
-	em_string(e, "kernel", r->kernel, sizeof(r->kernel));
+	em_known_string(e, "kernel", r->kernel, sizeof(r->kernel));
 	em_begin(e, "controller", false);
 	em_string(e, "address", r->target_addr, sizeof(r->target_addr));
 	em_string(e, "model", r->model, sizeof(r->model));

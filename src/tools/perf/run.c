@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/utsname.h>
 
 #include <busypoll/nvme/host.h>
 
 #include "base/bytes.h"
+#include "tools/common/cmd.h"
 #include "tools/perf/internal.h"
 
 #define SETTLE_US 50000             /* the run's loop wakes this often to look around */
@@ -361,7 +361,7 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 
 static void result_init(struct perf_result *res, const struct perf_opts *o, int numjobs)
 {
-	struct utsname un;
+	struct bp_host host;
 
 	memset(res, 0, sizeof(*res));
 	res->opts = *o;
@@ -370,8 +370,8 @@ static void result_init(struct perf_result *res, const struct perf_opts *o, int 
 	bp_hist_init(&res->rd.hist);
 	bp_hist_init(&res->wr.hist);
 	bp_hist_init(&res->all);
-	if (uname(&un) == 0)
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	bp_host_read(&host);
+	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
 	for (int i = 0; i < PERF_MAX_JOBS; i++)
 		res->jobs[i].cpu = -1;
 }

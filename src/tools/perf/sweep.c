@@ -14,11 +14,6 @@
 #include "tools/common/commands.h"
 #include "tools/perf/perf.h"
 
-static int exit_for(int ret)
-{
-	return ret == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
-}
-
 int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out)
 {
 	int nconf = o->nconfigs ? o->nconfigs : 1;
@@ -41,7 +36,7 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 			ret = perf_spawn_start(o, config, &sp, err, sizeof(err));
 			if (ret) {
 				bp_tool_error("perf", "%s", err);
-				rc = exit_for(ret);
+				rc = bp_exit_for(ret);
 				break;
 			}
 		}
@@ -59,7 +54,7 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 				if (r->measured)
 					k++;
 				bp_tool_error("perf", "%s", err);
-				rc = exit_for(ret);
+				rc = bp_exit_for(ret);
 				break;
 			}
 			k++;

@@ -14,13 +14,6 @@
 
 static volatile sig_atomic_t *stop_requested;
 
-/* Bad input, a mode this kernel or process cannot use, or an address: exit 2. */
-static bool is_usage_error(int ret)
-{
-	return ret == -EINVAL || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRINUSE ||
-	       ret == -ENOENT || ret == -EACCES || ret == -EADDRNOTAVAIL;
-}
-
 static int run_server(const struct pp_opts *o)
 {
 	uint64_t dropped[BP_PP_ERR_COUNT] = { 0 }, total = 0;
@@ -30,7 +23,7 @@ static int run_server(const struct pp_opts *o)
 
 	if (ret) {
 		bp_tool_error("pingpong", "%s", err);
-		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	if (!o->quiet) {
 		fprintf(stderr, "busypoll pingpong server: port %u (udp and tcp), mode %s, ",
@@ -58,45 +51,40 @@ static int run_server(const struct pp_opts *o)
 	return BP_EXIT_OK;
 }
 
-int cmd_pingpong(int argc, char **argv)
+/* run_client - the measurement, printed; a failure's finished runs too, with the reason. */
+static int run_client(const struct pp_opts *o)
 {
-	struct pp_opts o;
-	struct pp_result *res;
+	struct pp_result *res = malloc(sizeof(*res));
 	char err[512];
 	int ret;
 
-	ret = pp_parse_opts(argc, argv, &o, err, sizeof(err));
-	if (ret == 1)
-		return BP_EXIT_OK;
-	if (ret) {
-		bp_tool_error("pingpong", "%s", err);
-		return BP_EXIT_USAGE;
-	}
-	stop_requested = tool_catch_stop_signals();
-	if (o.server)
-		return run_server(&o);
-
-	res = malloc(sizeof(*res));
 	if (!res) {
 		bp_tool_error("pingpong", "out of memory");
 		return BP_EXIT_FAIL;
 	}
-	ret = pp_measure(&o, stop_requested, res, err, sizeof(err));
-	if (ret) {
-		/* The finished runs are printed with the reason; the error goes to stderr too. */
-		if (pp_measured(res))
-			pp_print(stdout, res, o.format);
+	ret = pp_measure(o, stop_requested, res, err, sizeof(err));
+	if (!ret || pp_measured(res))
+		pp_print(stdout, res, o->format);
+	if (ret)
 		bp_tool_error("pingpong", "%s", err);
-		pp_result_free(res);
-		free(res);
-		/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
-		if (*stop_requested)
-			return BP_EXIT_INTERRUPTED;
-		return is_usage_error(ret) ? BP_EXIT_USAGE : BP_EXIT_FAIL;
-	}
-	pp_print(stdout, res, o.format);
-	ret = res->interrupted || *stop_requested ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
+	/* Interrupted while a run failed (the server went with the Ctrl-C): 130 wins. */
+	if (*stop_requested || (!ret && res->interrupted))
+		ret = BP_EXIT_INTERRUPTED;
+	else
+		ret = bp_exit_for(ret);
 	pp_result_free(res);
 	free(res);
 	return ret;
+}
+
+int cmd_pingpong(int argc, char **argv)
+{
+	struct pp_opts o;
+	char err[512];
+	int ret = pp_parse_opts(argc, argv, &o, err, sizeof(err));
+
+	if (ret)
+		return bp_opts_exit("pingpong", ret, err);
+	stop_requested = tool_catch_stop_signals();
+	return o.server ? run_server(&o) : run_client(&o);
 }

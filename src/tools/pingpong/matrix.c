@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
+#include "tools/common/cmd.h"
 #include "tools/pingpong/pingpong.h"
 
 int pp_matrix_modes(const struct bp_mode *m, char client[PP_MAX_ROWS][PP_MODE_LEN],
@@ -215,7 +215,7 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 	struct remote_state rs = { .a = { .r = { .rfd = -1, .wfd = -1 } } };
 	struct pp_server_info info;
 	struct bp_hist *hist = NULL;
-	struct utsname un;
+	struct bp_host host;
 	char now[PP_MODE_LEN];
 	bool probe = false;
 	int ret, timeout_ms;
@@ -223,8 +223,8 @@ int pp_measure(const struct pp_opts *o, volatile sig_atomic_t *stop, struct pp_r
 	memset(res, 0, sizeof(*res));
 	res->opts = *o;
 	res->server_cpu = -1;
-	if (uname(&un) == 0)
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
+	bp_host_read(&host);
+	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
 	ret = bp_parse_addr(o->host, o->port, &t.addr, &t.addrlen);
 	if (ret) {
 		snprintf(err, errlen, "--client %s: %s", o->host, bp_last_error());

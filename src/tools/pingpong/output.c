@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tools/common/cmd.h"
 #include "tools/pingpong/pingpong.h"
 #include "tools/common/emit.h"
 
@@ -155,7 +156,7 @@ static void print_json(FILE *out, const struct pp_result *res)
 		em_null(&e, "pid");
 	}
 	em_end(&e);
-	em_string(&e, "kernel", res->kernel, sizeof(res->kernel));
+	em_known_string(&e, "kernel", res->kernel, sizeof(res->kernel));
 	em_bool(&e, "interrupted", res->interrupted);
 	if (res->failed[0])
 		em_string(&e, "failed", res->failed, sizeof(res->failed));

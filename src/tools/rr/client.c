@@ -31,11 +31,11 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "tools/common/cmd.h"
 #include "tools/harness/control.h"
 #include "tools/harness/run_driver.h"
 #include "tools/rr/rr.h"
@@ -784,7 +784,7 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	struct rr_client *cl = calloc(1, sizeof(*cl));
 	struct run *r = calloc(1, sizeof(*r));
 	int ret, started = 0;
-	struct utsname un;
+	struct bp_host host;
 
 	memset(res, 0, sizeof(*res));
 	res->opts = *o;
@@ -793,12 +793,10 @@ int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct r
 	bp_hist_init(&res->hist_lag);
 	if (o->rate > 0)
 		res->max_outstanding = rr_max_outstanding(o);
-	if (uname(&un) == 0)
-		snprintf(res->kernel, sizeof(res->kernel), "%s", un.release);
-	if (tool_read_net_sysctl("busy_poll", &res->sysctl_busy_poll))
-		res->sysctl_busy_poll = -1;
-	if (tool_read_net_sysctl("busy_read", &res->sysctl_busy_read))
-		res->sysctl_busy_read = -1;
+	bp_host_read(&host);
+	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
+	res->sysctl_busy_poll = host.busy_poll;
+	res->sysctl_busy_read = host.busy_read;
 	if (!cl || !r) {
 		free(cl);
 		free(r);

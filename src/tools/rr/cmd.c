@@ -47,10 +47,7 @@ static int run_server(const struct rr_opts *o)
 
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
-		/* a port in use or not ours, an address not here, a mode or a priority not allowed: bad input */
-		return (ret == -EOPNOTSUPP || ret == -EPERM || ret == -EADDRINUSE || ret == -EINVAL || ret == -EACCES ||
-			ret == -EADDRNOTAVAIL)
-			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
+		return bp_exit_for(ret);
 	}
 	if (!o->quiet)
 		fprintf(stderr, "busypoll rr server: listening on port %u (tcp and udp), %d thread%s, mode %s\n",
@@ -67,41 +64,38 @@ static int run_server(const struct rr_opts *o)
 	return BP_EXIT_OK;
 }
 
-int cmd_rr(int argc, char **argv)
+/* run_client - the measurement, printed; a failure's partial results too (with the reason). */
+static int run_client(const struct rr_opts *o)
 {
-	struct rr_opts o;
-	struct rr_result *res;
+	struct rr_result *res = malloc(sizeof(*res));
 	char err[512];
 	int ret;
 
-	ret = rr_parse_opts(argc, argv, &o, err, sizeof(err));
-	if (ret == 1)
-		return BP_EXIT_OK;
-	if (ret) {
-		bp_tool_error("rr", "%s", err);
-		return BP_EXIT_USAGE;
-	}
-	stop_requested = tool_catch_stop_signals();
-	if (o.server)
-		return run_server(&o);
-
-	res = malloc(sizeof(*res));
 	if (!res) {
 		bp_tool_error("rr", "out of memory");
 		return BP_EXIT_FAIL;
 	}
-	ret = rr_client_run(&o, stop_requested, res, err, sizeof(err));
-	/* What was measured is printed, a failure's partial results too (with the reason). */
+	ret = rr_client_run(o, stop_requested, res, err, sizeof(err));
 	if (!ret || rr_measured(res))
-		rr_print(stdout, res, o.format);
+		rr_print(stdout, res, o->format);
 	if (ret) {
 		bp_tool_error("rr", "%s", err);
-		free(res);
-		/* a host that does not resolve, a descriptor limit, a mode or priority not allowed: bad input */
-		return (ret == -EINVAL || ret == -EMFILE || ret == -EOPNOTSUPP || ret == -EPERM) ? BP_EXIT_USAGE
-												     : BP_EXIT_FAIL;
+		ret = bp_exit_for(ret);
+	} else {
+		ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	}
-	ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;
 	free(res);
 	return ret;
+}
+
+int cmd_rr(int argc, char **argv)
+{
+	struct rr_opts o;
+	char err[512];
+	int ret = rr_parse_opts(argc, argv, &o, err, sizeof(err));
+
+	if (ret)
+		return bp_opts_exit("rr", ret, err);
+	stop_requested = tool_catch_stop_signals();
+	return o.server ? run_server(&o) : run_client(&o);
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/common/cmd.h"
 #include "tools/common/emit.h"
 #include "tools/rr/rr.h"
 
@@ -35,15 +36,6 @@ static const char *client_mode(const struct rr_result *r, size_t *max)
 	}
 	*max = sizeof(r->client.mode);
 	return r->client.mode;
-}
-
-/* em_sysctl - a sysctl's value; the client stores -1 when it could not read it. */
-static void em_sysctl(struct emit *e, const char *key, int v)
-{
-	if (v >= 0)
-		em_int(e, key, v);
-	else
-		em_null(e, key);
 }
 
 /*
@@ -164,10 +156,10 @@ static void emit_result(struct emit *e, const struct rr_result *r)
 	em_string(e, "server_address", r->server_addr, sizeof(r->server_addr));
 	em_end(e);
 
-	em_string(e, "kernel", r->kernel, sizeof(r->kernel));
+	em_known_string(e, "kernel", r->kernel, sizeof(r->kernel));
 	em_begin(e, "sysctls", false);
-	em_sysctl(e, "busy_poll", r->sysctl_busy_poll);
-	em_sysctl(e, "busy_read", r->sysctl_busy_read);
+	em_known_int(e, "busy_poll", r->sysctl_busy_poll);
+	em_known_int(e, "busy_read", r->sysctl_busy_read);
 	em_end(e);
 
 	em_u64(e, "transactions", r->transactions);
@@ -230,13 +222,13 @@ static void put_clean(FILE *out, const char *s, size_t max)
 	}
 }
 
-/* sysctl_text - a sysctl's value, "?" when the client could not read it (-1). */
+/* sysctl_text - a sysctl's value, "unknown" when the client could not read it. */
 static void sysctl_text(FILE *out, int v)
 {
-	if (v >= 0)
+	if (v != BP_UNKNOWN)
 		fprintf(out, "%d", v);
 	else
-		fputs("? (not readable from this network namespace)", out);
+		fputs("unknown (not readable from this network namespace)", out);
 }
 
 /* cpus_text - ", CPUs 0,1" or ", not pinned". */

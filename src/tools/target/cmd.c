@@ -179,45 +179,50 @@ static void serve(struct bp_nvmet *t, const struct target_opts *o, const sigset_
 	free(ctl);
 }
 
+/* block_signals - the stop and counter signals into set, blocked (SIGPIPE ignored). */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* start - the target listening into *t; an exit status, the error said when it is not 0. */
+static int start(const struct target_opts *o, struct bp_nvmet **t)
+{
+	char err[512];
+	int ret = bp_nvmet_start(&o->cfg, t);
+
+	if (ret == -EADDRINUSE || ret == -EADDRNOTAVAIL ||
+	    (ret == -EACCES && strstr(bp_last_error(), "--listen"))) {
+		/* where it cannot listen, in the words every busypoll server uses (tools/harness/server.h) */
+		srv_bind_error(ret, "--listen", (const struct sockaddr *)&o->cfg.listen,
+			       "another target? pick another port", err, sizeof(err));
+		bp_tool_error("target", "%s", err);
+		return BP_EXIT_USAGE;
+	}
+	if (ret)
+		bp_tool_error("target", "%s", bp_last_error());
+	return bp_exit_for(ret);
+}
+
 int cmd_target(int argc, char **argv)
 {
 	struct target_opts o;
 	struct bp_nvmet *t;
 	char err[512];
 	sigset_t set;
-	int ret;
+	int ret = target_parse_opts(argc, argv, &o, err, sizeof(err));
 
-	ret = target_parse_opts(argc, argv, &o, err, sizeof(err));
-	if (ret == 1)
-		return BP_EXIT_OK;
-	if (ret) {
-		bp_tool_error("target", "%s", err);
-		return BP_EXIT_USAGE;
-	}
-	/* Blocked before any thread starts, so every thread inherits the mask. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	ret = bp_nvmet_start(&o.cfg, &t);
-	if (ret == -EADDRINUSE || ret == -EADDRNOTAVAIL ||
-	    (ret == -EACCES && strstr(bp_last_error(), "--listen"))) {
-		/* where it cannot listen, in the words every busypoll server uses (tools/harness/server.h) */
-		srv_bind_error(ret, "--listen", (const struct sockaddr *)&o.cfg.listen,
-			       "another target? pick another port", err, sizeof(err));
-		bp_tool_error("target", "%s", err);
-		return BP_EXIT_USAGE;
-	}
-	if (ret) {
-		bp_tool_error("target", "%s", bp_last_error());
-		/* Bad input: a port in use, a namespace file that cannot be used, a mode refused. */
-		return (ret == -EADDRINUSE || ret == -EINVAL || ret == -ENOENT || ret == -EACCES || ret == -EBUSY ||
-			ret == -EPERM || ret == -EOPNOTSUPP || ret == -EADDRNOTAVAIL || ret == -EISDIR)
-			       ? BP_EXIT_USAGE : BP_EXIT_FAIL;
-	}
+	if (ret)
+		return bp_opts_exit("target", ret, err);
+	block_signals(&set); /* before any thread starts, so every thread inherits the mask */
+	if ((ret = start(&o, &t)))
+		return ret;
 	if (!o.quiet)
 		describe(&o, t);
 	serve(t, &o, &set);

@@ -11,7 +11,8 @@
  * the device's state and its NAPIs' settings over netlink.
  *
  * Exit: 0; 1 when building, reading or removing fails; 2 for bad input (the bed
- * named is missing, or already there) and when not root.
+ * named is missing, or already there), when not root, and for the errors of
+ * cmd.h's table (bp_exit_for).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -395,12 +396,6 @@ static void print_csv(FILE *out, const struct bp_testbed *tb, const struct end_s
 
 /* ---- actions ---- */
 
-/* The exit status for a failed library call (see the header comment). */
-static int exit_for(int err)
-{
-	return err == -EPERM || err == -EACCES || err == -EINVAL ? BP_EXIT_USAGE : BP_EXIT_FAIL;
-}
-
 static int show(const struct bp_testbed *tb, enum tool_format format)
 {
 	struct end_state st[2];
@@ -411,7 +406,7 @@ static int show(const struct bp_testbed *tb, enum tool_format format)
 	for (int i = 0; i < 2; i++)
 		if ((rc = read_end(tb, i, &st[i]))) {
 			bp_tool_error(SUB, "test bed '%s', %s: %s", tb->name, tb->ns[i], bp_last_error());
-			return exit_for(rc);
+			return bp_exit_for(rc);
 		}
 	make_commands(tb, st[1].nnapi ? st[1].napi[0].id : 0, &cm);
 	if (format == TOOL_FORMAT_JSON)
@@ -490,7 +485,7 @@ static int do_up(const struct tb_cli *c)
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
-		return exit_for(rc);
+		return bp_exit_for(rc);
 	}
 	if (c->format == TOOL_FORMAT_TABLE)
 		printf("test bed '%s' is up\n\n", tb.name);
@@ -515,7 +510,7 @@ static int do_status(const struct tb_cli *c)
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
-		return exit_for(rc);
+		return bp_exit_for(rc);
 	}
 	return show(&tb, c->format);
 }
@@ -598,7 +593,7 @@ static int do_down(const struct tb_cli *c)
 	}
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
-		return exit_for(rc);
+		return bp_exit_for(rc);
 	}
 	if (c->format != TOOL_FORMAT_TABLE) {
 		emit_one(stdout, c->format == TOOL_FORMAT_CSV, walk_removed, c->name);
@@ -628,12 +623,8 @@ int cmd_testbed(int argc, char **argv)
 	char err[256];
 	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
 
-	if (rc == 1)
-		return BP_EXIT_OK;
-	if (rc) {
-		bp_tool_error(SUB, "%s", err);
-		return BP_EXIT_USAGE;
-	}
+	if (rc)
+		return bp_opts_exit(SUB, rc, err);
 	if (geteuid() != 0) {
 		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
 		return BP_EXIT_USAGE;
