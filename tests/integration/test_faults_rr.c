@@ -37,7 +37,7 @@
 #include "tools/rr/rr.h"
 
 static int rounds = 14;    /* per scenario and way of vanishing: 5 x 2 x 14 = 140 faults per mode */
-#define SETTLE_MS 5000
+#define SETTLE_MS 30000
 
 static uint16_t port;
 static const char *cur_mode = "";
@@ -150,7 +150,7 @@ static void vanish_once(enum scenario sc, enum bpt_vanish how)
 		 */
 		fd = raw_flow_rcvbuf(BP_RR_KIND_DATA, 1, 4u << 20, run, 65536);
 		bpt_send_all(fd, buf, 1);
-		BPT_CHECK(BPT_WAIT_UNTIL(bpt_rx_queued(fd) >= 32768, 5000), "%s: the 4 MiB response did not come (%d bytes)",
+		BPT_CHECK(BPT_WAIT_UNTIL(bpt_rx_queued(fd) >= 32768, 30000), "%s: the 4 MiB response did not come (%d bytes)",
 			  cur_mode, bpt_rx_queued(fd));
 		break;
 	case AFTER_CONTROL: {
@@ -346,7 +346,7 @@ static void idle_and_slow_peers(void)
 		BPT_CHECK(pthread_create(&tr[i].th, NULL, trickle, &tr[i]) == 0, "pthread_create");
 
 	/* Meanwhile, a client at full speed, once both slow senders are trickling. */
-	BPT_CHECK(BPT_WAIT_UNTIL(atomic_load(&tr[0].trickling) && atomic_load(&tr[1].trickling), 5000),
+	BPT_CHECK(BPT_WAIT_UNTIL(atomic_load(&tr[0].trickling) && atomic_load(&tr[1].trickling), 30000),
 		  "the slow senders did not start");
 	base_opts(&o, &m, "epoll:block");
 	o.flows = 4;

@@ -84,7 +84,7 @@ static void target_up(void)
 /* target_idle - wait until the target has seen every earlier connection of this test close. */
 static void target_idle(void)
 {
-	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).live == 0, 5000), "%d queues still live 5 s after their hosts left",
+	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).live == 0, 30000), "%d queues still live 30 s after their hosts left",
 		  bpt_nvmet_sum(t, false).live);
 }
 

