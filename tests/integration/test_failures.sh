@@ -53,6 +53,8 @@ sys.exit(0 if eval(sys.argv[2]) else 1)
 EOF
 }
 
+two_progress_lines() { [ "$(grep -c "tx/s" "$1" 2>/dev/null)" -ge 2 ]; }
+
 # ---- rr: the server stops answering (SIGSTOP), then a server killed (SIGKILL) ----
 rr_case() {
 	local sig=$1 want=$2 fmt=$3
@@ -65,7 +67,9 @@ rr_case() {
 		>"$tmp/rr.out" 2>"$tmp/rr.err" &
 	cpid=$!
 	pids+=("$cpid")
-	wait_for "$tmp/rr.err" "tx/s"
+	# two progress lines: the first may come at the end of the warm-up, before anything is measured
+	bpt_wait_until 30 two_progress_lines "$tmp/rr.err" ||
+		fail "rr (server $sig): fewer than two progress lines in 30 s: $(tail -3 "$tmp/rr.err")"
 	kill -"$sig" "$spid"
 	finish "$cpid" "rr client (server $sig)"
 	[ "$rc" = 1 ] || fail "rr, server $sig: exit $rc, want 1: $(tail -2 "$tmp/rr.err")"
