@@ -105,8 +105,8 @@ static void keeps_rate(double rate, int arrivals, int threads, int flows, double
 	o.flows = flows;
 	o.duration_s = seconds;
 	o.warmup_s = 0.5;
-	/* Half a second of the rate may wait: a loaded machine stalls the server that long. */
-	o.max_outstanding = (uint64_t)(rate / 2);
+	/* Two seconds of the rate may wait: a loaded machine stalls the server that long. */
+	o.max_outstanding = (uint64_t)(rate * 2);
 	BPT_CHECK(rr_client_run(&o, NULL, &res, err, sizeof(err)) == 0, "client: %s", err);
 	rr_server_stop(s);
 	printf("rate %.0f/s %s, %d thread%s, %d flows: %llu answered in %.3f s (%.0f wanted), %.1f/s\n", rate,
