@@ -19,6 +19,7 @@
 
 #include "base/bytes.h"
 #include "tools/harness/control.h"
+#include "tools/common/values.h"
 
 /* The message types: who sends each, what answers it. One entry per type. */
 static const struct {
@@ -384,16 +385,6 @@ int ctl_get_text(const struct ctl_msg *m, uint16_t tag, char *buf, size_t len)
 
 #define RBUF_LEN (CTL_HDR_LEN + CTL_MAX_BODY)
 
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
 void ctl_session_transport(struct ctl_session *s, const struct ctl_transport *tr, void *ctx, const char *peer,
 			   int timeout_ms)
 {
@@ -439,7 +430,7 @@ int ctl_session_open(struct ctl_session *s, const struct sockaddr *addr, socklen
 		ret = -errno;
 		goto unreachable;
 	}
-	ret = wait_fd(fd, POLLOUT, timeout_ms);
+	ret = tool_wait_fd(fd, POLLOUT, timeout_ms);
 	if (!ret && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr)
 		ret = -soerr;
 	if (ret)
@@ -479,7 +470,7 @@ int ctl_send_fd(int fd, const struct ctl_msg *m)
 
 		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
 			/* a control peer reads between messages: a full buffer clears soon */
-			if (wait_fd(fd, POLLOUT, 5000) == 0)
+			if (tool_wait_fd(fd, POLLOUT, 5000) == 0)
 				continue;
 			errno = ETIMEDOUT;
 		}
@@ -521,7 +512,7 @@ int ctl_recv(struct ctl_session *s, struct ctl_msg *m, int timeout_ms)
 			s->rlen -= (size_t)n;
 			return 0;
 		}
-		ret = wait_fd(s->fd, POLLIN, timeout_ms);
+		ret = tool_wait_fd(s->fd, POLLIN, timeout_ms);
 		if (ret)
 			return ret;
 		got = recv(s->fd, s->rbuf + s->rlen, RBUF_LEN - s->rlen, MSG_DONTWAIT);

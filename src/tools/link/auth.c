@@ -20,6 +20,7 @@
 #include <sodium.h>
 
 #include "tools/link/auth.h"
+#include "tools/common/values.h"
 
 #define KDF_CONTEXT "bpagent1" /* crypto_kdf_CONTEXTBYTES = 8 */
 #define KDF_ID_AUTH 1
@@ -450,16 +451,6 @@ void auth_wipe(struct auth *a)
 
 /* ---- the client's side, blocking ---- */
 
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
 int auth_client_run(int fd, const struct auth_key *key, const char *peer, int timeout_ms,
 		    struct chan *ch, char *err, size_t errlen)
 {
@@ -475,7 +466,7 @@ int auth_client_run(int fd, const struct auth_key *key, const char *peer, int ti
 		ssize_t n;
 
 		while (len) {
-			if ((rc = wait_fd(fd, POLLOUT, timeout_ms)))
+			if ((rc = tool_wait_fd(fd, POLLOUT, timeout_ms)))
 				goto io_error;
 			n = send(fd, out, len, MSG_NOSIGNAL);
 			if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -488,7 +479,7 @@ int auth_client_run(int fd, const struct auth_key *key, const char *peer, int ti
 			}
 		}
 		auth_output_sent(&a);
-		if ((rc = wait_fd(fd, POLLIN, timeout_ms)))
+		if ((rc = tool_wait_fd(fd, POLLIN, timeout_ms)))
 			goto io_error;
 		/* never more than the next message: what follows is the channel's */
 		n = recv(fd, buf, sizeof(buf), MSG_PEEK);

@@ -20,6 +20,7 @@
 #include "tools/link/auth.h"
 #include "tools/harness/control.h"
 #include "tools/remote/transport.h"
+#include "tools/common/values.h"
 
 #define FRAME_HDR 4
 
@@ -141,16 +142,6 @@ int remote_spawn(struct remote *r, char *const argv[], const char *peer, int tim
 	return 0;
 }
 
-static int wait_fd(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, timeout_ms);
-
-	if (n < 0)
-		return -errno;
-	return n == 0 ? -ETIMEDOUT : 0;
-}
-
 int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t errlen)
 {
 	uint8_t *frame = malloc(CHAN_FRAME_MAX);
@@ -178,7 +169,7 @@ int remote_send(struct remote *r, const void *msg, size_t len, char *err, size_t
 		if (n > 0)
 			off += (size_t)n;
 		else if (n < 0 && errno == EAGAIN)
-			rc = wait_fd(r->wfd, POLLOUT, r->timeout_ms);
+			rc = tool_wait_fd(r->wfd, POLLOUT, r->timeout_ms);
 		else if (n < 0 && errno != EINTR)
 			rc = -errno;
 	}
@@ -225,7 +216,7 @@ static int recv_msg(struct remote *r, void *buf, size_t cap, size_t *len, int ti
 		}
 		if (n < 0)
 			return n;
-		if ((rc = wait_fd(r->rfd, POLLIN, timeout_ms)))
+		if ((rc = tool_wait_fd(r->rfd, POLLIN, timeout_ms)))
 			return rc;
 		got = read(r->rfd, r->buf + r->len, CHAN_FRAME_MAX - r->len);
 		if (got == 0)
