@@ -2,13 +2,18 @@
 # SPDX-License-Identifier: MIT
 """make mutants: every mutant in tests/mutants/*.mut must be caught by its tests.
 
-    tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline] [--list] [--check]
+    tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline]
+                         [--baseline-commands-only] [--list] [--check]
 
 A mutant is a small deliberate bug: exact search/replace edits of the source
 (or a unified diff), and the tests that must fail because of it. The runner
 copies the tree (the files git knows of, uncommitted changes included) into a
 scratch directory under /tmp, configures one build there, then for each mutant:
 applies it, rebuilds (incrementally), runs its tests, and puts the file back.
+
+Each mutant rebuilds only the targets its tests run (the program and the test's own
+executable, from ctest's listing) and those the previous mutant relinked; a survivor is
+tried again after a full build, so a partial build never makes a false survivor.
 
   killed    a named test failed (or timed out): good
   survived  every named test passed: the tests do not catch that bug
@@ -49,6 +54,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import json
 import time
 import xml.etree.ElementTree as ET
 
@@ -191,8 +197,58 @@ class Scratch:
         if sh(["cmake", "-S", self.src, "-B", self.build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], self.dir, log):
             raise MutantError(f"cmake configure failed:\n{tail(log)}")
 
-    def compile(self, log):
-        return sh(["cmake", "--build", self.build, "-j", str(self.jobs)], self.dir, log) == 0
+    def compile(self, log, targets=None):
+        """Build the tree, or only the named targets (with what they link). True if it built."""
+        cmd = ["cmake", "--build", self.build, "-j", str(self.jobs)]
+        if targets:
+            cmd += ["--target"] + sorted(targets)
+        return sh(cmd, self.dir, log) == 0
+
+    def load_targets(self):
+        """What a check runs, as build targets: the executable of each ctest test (from
+        ctest's own listing) and the target of each buildable name, so a mutant rebuilds
+        only what its tests run (a relink of every binary costs more than most tests)."""
+        out = subprocess.run(["cmake", "--build", self.build, "--target", "help"], cwd=self.dir,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+        self.targets = {m.group(1) for m in re.finditer(r"^\.\.\. (\S+)", out, re.M)}
+        j = subprocess.run(["ctest", "--show-only=json-v1"], cwd=self.build, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, env=self.env()).stdout.decode()
+        self.test_exe = {}
+        try:
+            for t in json.loads(j).get("tests", []):
+                if t.get("command"):
+                    self.test_exe[t["name"]] = t["command"][0]
+        except ValueError:
+            pass
+
+    def outputs(self):
+        """{target: mtime} of the executables under the build dir named as a target."""
+        got = {}
+        for d, _, files in os.walk(self.build):
+            if "CMakeFiles" in d:
+                continue
+            for f in files:
+                t = "busypoll-cli" if f == "busypoll" else f
+                path = os.path.join(d, f)
+                if t in self.targets and os.access(path, os.X_OK):
+                    got[t] = os.stat(path).st_mtime_ns
+        return got
+
+    def targets_of(self, m):
+        """The targets m's checks run, or None when one of them is not known (build all).
+        The program (busypoll-cli) is always among them: most tests start it."""
+        want = {"busypoll-cli"}
+        for kind, what in checks(m):
+            exe = self.test_exe.get(what) if kind == "ctest" else what.split()[0]
+            if exe is None:
+                return None
+            base = os.path.basename(exe)
+            base = "busypoll-cli" if base == "busypoll" else base
+            if base in self.targets:
+                want.add(base)
+            elif exe.startswith(self.build) or not os.path.isabs(exe) and "/" in exe:
+                return None  # a binary of ours that is not a target by that name
+        return want
 
     def env(self):
         e = dict(os.environ)
@@ -317,6 +373,9 @@ def main(argv):
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", action="store_true", help="keep the scratch tree")
     ap.add_argument("--no-baseline", action="store_true", help="do not run the tests on the unmutated tree first")
+    ap.add_argument("--baseline-commands-only", action="store_true",
+                    help="run only the run: commands on the unmutated tree first (the ctest tests just "
+                         "passed in the same tree, as in CI after make test)")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--check", action="store_true", help="only check that every mutant still applies")
     args = ap.parse_args(argv[1:])
@@ -374,7 +433,7 @@ def main(argv):
             seen = []
             for m in mutants:
                 for c in checks(m):
-                    if c not in seen:
+                    if c not in seen and not (args.baseline_commands_only and c[0] == "ctest"):
                         seen.append(c)
             for c in seen:
                 t0 = time.time()
@@ -384,6 +443,11 @@ def main(argv):
                     print(f"mutants: {c[1]} does not pass on the unmutated tree ({r}); nothing can be "
                           f"concluded from its kills. Log: {log}\n{tail(log)}", file=sys.stderr)
                     return 1
+        scratch.load_targets()
+        # Targets whose binaries hold the last mutant's code (those its builds relinked):
+        # rebuilt with the next mutant, so every binary holds the unmutated tree or the
+        # current mutant.
+        dirty = set()
         for i, m in enumerate(mutants, 1):
             t0 = time.time()
             mlog = os.path.join(scratch.log, m["name"] + ".log")
@@ -395,9 +459,20 @@ def main(argv):
                 undo = None
             if undo:
                 try:
-                    if not scratch.compile(mlog):
-                        verdict, detail = "broken", "the mutated tree does not build:\n" + tail(mlog, 12)
-                    else:
+                    mine = scratch.targets_of(m)
+                    build = None if mine is None else mine | dirty
+                    # A survivor of a partial build is tried again after a full one: a test may
+                    # run a binary of ours that is not its own (never a false survivor).
+                    before, relinked = scratch.outputs(), set()
+                    for attempt in ((build, None) if build is not None else (None,)):
+                        verdict, detail = None, ""
+                        built = scratch.compile(mlog, attempt)
+                        now = scratch.outputs()
+                        relinked |= {t for t, mt in now.items() if before.get(t) != mt}
+                        dirty = relinked
+                        if not built:
+                            verdict, detail = "broken", "the mutated tree does not build:\n" + tail(mlog, 12)
+                            break
                         for c in checks(m):
                             r = run_check(scratch, c, mlog)
                             if r == "fail":
@@ -406,9 +481,10 @@ def main(argv):
                             if r == "skip":
                                 verdict, detail = "broken", f"{c[1]} skipped (exit 77): the mutant was not tested"
                                 break
-                        if not verdict:
-                            verdict = "survived"
-                            detail = "every test passed: " + ", ".join(c[1] for c in checks(m))
+                        if verdict:
+                            break
+                        verdict = "survived"
+                        detail = "every test passed: " + ", ".join(c[1] for c in checks(m))
                 finally:
                     undo()
             results.append((m, verdict, detail))
