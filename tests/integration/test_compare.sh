@@ -83,6 +83,15 @@ PY
 grep -q "over 3 runs: tx/s .* mean .*P99 .* mean" "$tmp/d.txt" || die "the table shows no spread and mean: $(cat "$tmp/d.txt")"
 echo "ok   3 runs by default, alternated across modes; median, spread and mean in json and table"
 
+# 1e. a saturated open loop: advice naming compare's own options; no suspend note without a
+# suspend mode; the legend explains every column
+out=$("$BP" compare --runs 1 --flows 1 -l 0.5 --warmup 0.1 --rates 5000k --modes "epoll:block" 2>/dev/null) || true
+grep -q "saturated: .*lower --rates or add --flows" <<<"$out" || die "no saturated cell with compare's advice: $out"
+grep -q -- "raise --max-outstanding" <<<"$out" && die "compare advises --max-outstanding, which it does not take: $out"
+grep -q "epoll:suspend sets" <<<"$out" && die "the suspend note printed without a suspend mode: $out"
+grep -q "^CPU us/tx: " <<<"$out" || die "the legend does not explain CPU us/tx: $out"
+echo "ok   saturated advice names compare's options; no suspend note without suspend; CPU us/tx in the legend"
+
 # 1c. the default epoll:suspend engages on the bed; one that cannot (usecs=0) is flagged with the reason
 "$BP" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
 	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"

@@ -85,6 +85,15 @@ static void pct_text(char *buf, size_t len, bool have, double pct)
 		snprintf(buf, len, "%+.0f%%", pct);
 }
 
+/* any_suspend - a mode of the matrix suspends on either end (it sets per-NAPI values). */
+static bool any_suspend(const struct cmp_opts *o)
+{
+	for (int i = 0; i < o->nmodes; i++)
+		if (o->client_mode[i].policy == BP_POLICY_SUSPEND || o->server_mode[i].policy == BP_POLICY_SUSPEND)
+			return true;
+	return false;
+}
+
 static void print_settings(FILE *out, const struct cmp_report *r)
 {
 	const struct cmp_opts *o = &r->opts;
@@ -119,7 +128,7 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 			(unsigned long long)n->gro_flush_timeout_ns, (unsigned long long)n->irq_suspend_timeout_ns,
 			n->threaded);
 	}
-	if (r->nnapi || r->remote)
+	if ((r->nnapi || r->remote) && any_suspend(o))
 		fprintf(out, "  (epoll:suspend sets its own per-NAPI values for its cells; they are restored after)\n");
 	for (int i = 0; i < o->nskipped; i++)
 		fprintf(out, "  not run: %s\n", o->skipped[i]);
@@ -202,6 +211,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "down is better).\n"
 		     "offered: requests/s asked for (max: the closed loop, a flow's next request when its answer came); "
 		     "tx/s: achieved.\n"
+		     "CPU us/tx: CPU time of both sides (user + system) per transaction.\n"
 		     "CPU %% c/s: each side's CPU time over the interval, percent of one CPU, every thread counted "
 		     "(client/server).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
