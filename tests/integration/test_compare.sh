@@ -156,6 +156,9 @@ for c in cells:
         assert c["queued_pct"] is not None and c["late_pct"] is not None, c
         # the open loop answered what was offered, not what the path could carry
         assert c["transactions"] < cell[(c["client_mode"], 0)]["transactions"], c
+# CPU against the base: which mode saves CPU, the question a rates table answers
+assert cell[("epoll:block", 2000)]["cpu_vs_base_pct"] is None, cells
+assert cell[("epoll:spin", 2000)]["cpu_vs_base_pct"] is not None, ("no CPU vs base for epoll:spin", cells)
 # a spinning side never sleeps, a blocking one at 2000/s mostly does: the CPU columns say so
 assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
     2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells

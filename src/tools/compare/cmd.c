@@ -422,6 +422,7 @@ static void baselines(struct cmp_report *r)
 			c->d_tps_pct = (c->tps / b->tps - 1) * 100;
 			c->d_p50_pct = b->lat_us[2] ? (c->lat_us[2] / b->lat_us[2] - 1) * 100 : 0;
 			c->d_p99_pct = b->lat_us[4] ? (c->lat_us[4] / b->lat_us[4] - 1) * 100 : 0;
+			c->d_cpu_pct = b->cpu_us_per_tx > 0 ? (c->cpu_us_per_tx / b->cpu_us_per_tx - 1) * 100 : NAN;
 		}
 	}
 }

@@ -100,6 +100,7 @@ struct cmp_cell {
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */
+	double d_cpu_pct;          /* CPU us/tx against the baseline's: which mode saves CPU (NAN: none to compare) */
 	bool have_baseline;
 };
 

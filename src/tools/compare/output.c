@@ -151,12 +151,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			width = (int)strlen(label);
 	}
 	print_settings(out, r);
-	fprintf(out, "\n%-*s %5s %9s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s %11s  %s\n", width, "mode", "flows",
+	fprintf(out, "\n%-*s %5s %9s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s %7s %11s  %s\n", width, "mode", "flows",
 		"offered", "tx/s", "vs base", "P50 us", "P90", "P99", "P99.9", "P99.99", "P50 vs", "P99 vs", "CPU us/tx",
-		"CPU % c/s", "BusyPollRx/tx client/server");
+		"CPU vs", "CPU % c/s", "BusyPollRx/tx client/server");
 	for (int i = 0; i < r->ncells; i++) {
 		const struct cmp_cell *c = &r->cells[i];
-		char label[300], dt[16], d50[16], d99[16], rt[32];
+		char label[300], dt[16], d50[16], d99[16], dc[16], rt[32];
 
 		mode_label(r, c, label, sizeof(label));
 		if (r->ncoal > 1 && (i == 0 || r->cells[i - 1].coal_idx != c->coal_idx))
@@ -170,9 +170,10 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx, c->d_tps_pct);
 		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
 		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
-		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
+		pct_text(dc, sizeof(dc), c->have_baseline && c->mode_idx && isfinite(c->d_cpu_pct), c->d_cpu_pct);
+		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %7s %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
 			width, label, c->flows, rt, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5],
-			c->lat_us[6], d50, d99, c->cpu_us_per_tx, c->client_util.total, c->server_util.total,
+			c->lat_us[6], d50, d99, c->cpu_us_per_tx, dc, c->client_util.total, c->server_util.total,
 			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "");
 		if (c->runs > 1) {
 			struct spread p50 = spread_of(c, 2), p99 = spread_of(c, 4);
@@ -211,7 +212,8 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "down is better).\n"
 		     "offered: requests/s asked for (max: the closed loop, a flow's next request when its answer came); "
 		     "tx/s: achieved.\n"
-		     "CPU us/tx: CPU time of both sides (user + system) per transaction.\n"
+		     "CPU us/tx: CPU time of both sides (user + system) per transaction; CPU vs: against the "
+		     "base (down saves CPU).\n"
 		     "CPU %% c/s: each side's CPU time over the interval, percent of one CPU, every thread counted "
 		     "(client/server).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
@@ -318,7 +320,9 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
 		em_double(e, "p50_vs_base_pct", c->d_p50_pct);
 		em_double(e, "p99_vs_base_pct", c->d_p99_pct);
+		em_double(e, "cpu_vs_base_pct", c->d_cpu_pct);
 	} else {
+		em_null(e, "cpu_vs_base_pct");
 		em_null(e, "tps_vs_base_pct");
 		em_null(e, "p50_vs_base_pct");
 		em_null(e, "p99_vs_base_pct");
