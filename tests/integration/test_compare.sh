@@ -59,6 +59,39 @@ for c in json.load(open(sys.argv[1]))["cells"]:
 PY
 echo "ok   --runs: bar labels and spread in the plot, min <= median <= max"
 
+# 1d. spread by default: 3 runs per cell, round 1 of every mode before round 2 (never one
+# mode's runs back to back), each run in json with the median, min, max and mean
+"$BP" compare --flows 1 -l 0.6 --warmup 0.1 --format json --modes "epoll:block;epoll:spin" \
+	>"$tmp/d.json" 2>"$tmp/d.err"
+order=$(sed -n 's/.*\] \(epoll:[a-z]*\) .* run \([0-9]\)\/3 .*/\1 \2/p' "$tmp/d.err" | tr '\n' ',')
+[[ $order == "epoll:block 1,epoll:spin 1,epoll:block 2,epoll:spin 2,epoll:block 3,epoll:spin 3," ]] ||
+	die "the default runs are not 3 alternated across the modes: order '$order' from $(cat "$tmp/d.err")"
+python3 - "$tmp/d.json" <<'PY' || die "compare default spread json"
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+assert d["settings"]["runs"] == 3, ("3 runs by default", d["settings"])
+for c in d["cells"]:
+    t = [s["tps"] for s in c["samples"]]
+    assert c["runs"] == 3 and len(t) == 3, ("each of the 3 runs in samples", c)
+    assert c["tps"] == statistics.median(t), ("tps is the median of the runs", c)
+    assert c["tps_min"] == min(t) and c["tps_max"] == max(t), ("the spread is min..max of the runs", c)
+    assert abs(c["tps_mean"] - statistics.mean(t)) < 1e-6 * c["tps_mean"] + 1e-6, ("tps_mean the mean", c)
+    p99 = [s["latency_us"]["p99"] for s in c["samples"]]
+    assert c["p99_us_min"] == min(p99) and c["p99_us_max"] == max(p99), ("P99 spread of the runs", c)
+PY
+"$BP" compare --flows 1 -l 0.3 --warmup 0.1 --modes "epoll:block" >"$tmp/d.txt" 2>/dev/null
+grep -q "over 3 runs: tx/s .* mean .*P99 .* mean" "$tmp/d.txt" || die "the table shows no spread and mean: $(cat "$tmp/d.txt")"
+echo "ok   3 runs by default, alternated across modes; median, spread and mean in json and table"
+
+# 1e. a saturated open loop: advice naming compare's own options; no suspend note without a
+# suspend mode; the legend explains every column
+out=$("$BP" compare --runs 1 --flows 1 -l 0.5 --warmup 0.1 --rates 5000k --modes "epoll:block" 2>/dev/null) || true
+grep -q "saturated: .*lower --rates or add --flows" <<<"$out" || die "no saturated cell with compare's advice: $out"
+grep -q -- "raise --max-outstanding" <<<"$out" && die "compare advises --max-outstanding, which it does not take: $out"
+grep -q "epoll:suspend sets" <<<"$out" && die "the suspend note printed without a suspend mode: $out"
+grep -q "^CPU us/tx: " <<<"$out" || die "the legend does not explain CPU us/tx: $out"
+echo "ok   saturated advice names compare's options; no suspend note without suspend; CPU us/tx in the legend"
+
 # 1c. the default epoll:suspend engages on the bed; one that cannot (usecs=0) is flagged with the reason
 "$BP" compare --flows 1 -l 0.5 --warmup 0.2 -q --format json \
 	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
@@ -82,7 +115,7 @@ PY
 echo "ok   csv"
 
 # 3. SIGINT mid-run: partial results, exit 130, no namespace left
-"$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
+"$BP" compare --runs 1 --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8" \
 	>"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
 pids+=("$pid")
@@ -100,7 +133,7 @@ echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
 # 4. --rates: a cell per mode and offered rate with the open loop's columns, and the two
 # charts against the achieved rate with one series per mode in each
-"$BP" compare --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
+"$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
 	--modes "epoll:block;epoll:spin" >"$tmp/rates.json"
 python3 - "$tmp/rates.json" <<'PY' || die "compare --rates json"
 import json, sys
@@ -111,7 +144,7 @@ got = sorted((c["client_mode"], c["offered_rate"] or 0) for c in cells)
 assert got == [("epoll:block", 0), ("epoll:block", 2000), ("epoll:spin", 0), ("epoll:spin", 2000)], got
 cell = {(c["client_mode"], c["offered_rate"] or 0): c for c in cells}
 for c in cells:
-    assert not c["failed"] and not c["saturated"] and c["runs"] == 1, c
+    assert not c["failed"] and not c["saturated"] and c["runs"] == 1, ("--runs 1", c)
     assert c["achieved_rate"] == c["tps"] and c["tps"] > 0, c
     for side in ("client_cpu_util_pct", "server_cpu_util_pct"):
         u = c[side]
@@ -123,6 +156,9 @@ for c in cells:
         assert c["queued_pct"] is not None and c["late_pct"] is not None, c
         # the open loop answered what was offered, not what the path could carry
         assert c["transactions"] < cell[(c["client_mode"], 0)]["transactions"], c
+# CPU against the base: which mode saves CPU, the question a rates table answers
+assert cell[("epoll:block", 2000)]["cpu_vs_base_pct"] is None, cells
+assert cell[("epoll:spin", 2000)]["cpu_vs_base_pct"] is not None, ("no CPU vs base for epoll:spin", cells)
 # a spinning side never sleeps, a blocking one at 2000/s mostly does: the CPU columns say so
 assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
     2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells

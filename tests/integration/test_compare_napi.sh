@@ -19,7 +19,7 @@ cleanup() {
 
 # values no default has, so a match is the mode's doing
 suspend="epoll:suspend,defer=9,gro-flush=40000,suspend=4000000"
-"$BP" compare --flows 1 -l 3 --warmup 0.2 --modes "$suspend;epoll:block" --format json \
+"$BP" compare --runs 1 --flows 1 -l 3 --warmup 0.2 --modes "$suspend;epoll:block" --format json \
 	>"$tmp/out.json" 2>"$tmp/err" &
 cpid=$!
 

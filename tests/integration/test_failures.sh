@@ -173,7 +173,7 @@ if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
 	echo "compare cases skipped: they need root"
 else
 	# the link cut after the first cell: the first cell stays, the rest fail with a reason
-	"$BP" compare --flows 1 -l 1.5 --warmup 0.2 --modes "epoll:block;epoll:spin;epoll:napi" --format json \
+	"$BP" compare --runs 1 --flows 1 -l 1.5 --warmup 0.2 --modes "epoll:block;epoll:spin;epoll:napi" --format json \
 		>"$tmp/cmp.out" 2>"$tmp/cmp.err" &
 	cpid=$!
 	pids+=("$cpid")
@@ -187,7 +187,7 @@ else
 	[ -e "/run/netns/bp-cmp$cpid-a" ] && fail "compare (link down) left its test bed"
 
 	# SIGKILL mid-run leaves the bed; the next compare removes it and says so
-	"$BP" compare --flows 1 -l 5 --warmup 0 --modes "epoll:block" >/dev/null 2>"$tmp/kill.err" &
+	"$BP" compare --runs 1 --flows 1 -l 5 --warmup 0 --modes "epoll:block" >/dev/null 2>"$tmp/kill.err" &
 	kpid=$!
 	pids+=("$kpid")
 	# mid-run: its bed is up and its cell has begun

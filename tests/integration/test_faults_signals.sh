@@ -161,7 +161,7 @@ else
 	for sig in TERM INT HUP; do
 		name=cmp-$sig
 		interrupt "$sig" 'bpt_file_has "$tmp/$name.err" "\[ 2/3\] epoll:spin"' "$name" \
-			"$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8"
+			"$BP" compare --runs 1 --flows 1 -l 2 --warmup 0.1 --modes "epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8"
 		expect_interrupted "$name"
 		grep -q "epoll:block" "$tmp/$name.out" || fail "$name: no measured cell in the partial results"
 		[ "$(beds_of "$cpid")" -eq 0 ] || fail "$name: namespaces left: $(ip netns list | grep "bp-cmp$cpid-")"
@@ -176,7 +176,7 @@ else
 		else
 			state='bpt_file_has "$tmp/$name.err" "\[ 1/1\] epoll:block"'
 		fi
-		interrupt TERM "$state" "$name" "$BP" compare --flows 1 -l 2 --warmup 0.1 --modes "epoll:block"
+		interrupt TERM "$state" "$name" "$BP" compare --runs 1 --flows 1 -l 2 --warmup 0.1 --modes "epoll:block"
 		[ "$rc" -eq 130 ] || fail "$name exited $rc, want 130 ($(head -c 300 "$tmp/$name.err"))"
 		[ "$(beds_of "$cpid")" -eq 0 ] || fail "$name: namespaces left: $(ip netns list | grep "bp-cmp$cpid-")"
 		echo "ok   compare SIGTERM as the $when came up: exit 130, test bed removed"

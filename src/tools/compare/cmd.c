@@ -27,20 +27,7 @@
 
 static volatile sig_atomic_t *stop_requested;
 
-/* ---- medians over runs ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/* ---- one run's figures ---- */
 
 /* per_tx - a run's figure per measured transaction; 0 for a run without any (a median input). */
 static double per_tx(uint64_t v, uint64_t tx)
@@ -48,32 +35,14 @@ static double per_tx(uint64_t v, uint64_t tx)
 	return tx ? (double)v / (double)tx : 0;
 }
 
-/* lat_medians - out[8]: min, mean, P50..P99.99, max in us of each run's histogram (hist_of), medians. */
-static void lat_medians(double out[8], struct rr_result *runs, int n, const struct bp_hist *(*hist_of)(const struct rr_result *))
+/* lat_of - out[8]: min, mean, P50..P99.99, max of histogram h, in us. */
+static void lat_of(double out[8], const struct bp_hist *h)
 {
 	static const double pct[] = { 50, 90, 99, 99.9, 99.99 };
-	double v[CMP_MAX_RUNS];
 
-	for (int k = 0; k < 8; k++) {
-		for (int i = 0; i < n; i++) {
-			const struct bp_hist *h = hist_of(&runs[i]);
-
-			v[i] = k == 0 ? (double)h->min : k == 1 ? bp_hist_mean(h) : k == 7 ? (double)h->max
-			       : (double)bp_hist_percentile(h, pct[k - 2]);
-			v[i] /= 1000.0;
-		}
-		out[k] = median(v, n);
-	}
-}
-
-static const struct bp_hist *hist_due(const struct rr_result *r)
-{
-	return &r->hist;
-}
-
-static const struct bp_hist *hist_send(const struct rr_result *r)
-{
-	return &r->hist_send;
+	for (int k = 0; k < 8; k++)
+		out[k] = (k == 0 ? (double)h->min : k == 1 ? bp_hist_mean(h) : k == 7 ? (double)h->max
+			  : (double)bp_hist_percentile(h, pct[k - 2])) / 1000.0;
 }
 
 /* util - a side's CPU time over its interval, percent of one CPU (0 for a side not measured: a median input). */
@@ -84,54 +53,27 @@ static double util(const struct evidence *ev, uint64_t cpu_us)
 	return isfinite(u) ? u : 0;
 }
 
-static void cell_fill(struct cmp_cell *cell, struct rr_result *runs, int n)
+/* sample_of - one finished run r (of a cell at offered rate rate) into its sample s. */
+static void sample_of(struct cmp_sample *s, const struct rr_result *r, double rate)
 {
-	double v[CMP_MAX_RUNS];
-	int best = 0;
+	const struct evidence *c = &r->client, *v = &r->server;
 
-	cell->runs = n;
-	for (int i = 0; i < n; i++)
-		v[i] = runs[i].tps;
-	cell->tps_min = cell->tps_max = v[0];
-	for (int i = 1; i < n; i++) {
-		if (v[i] < cell->tps_min)
-			cell->tps_min = v[i];
-		if (v[i] > cell->tps_max)
-			cell->tps_max = v[i];
-	}
-	cell->tps = median(v, n);
-	for (int i = 0; i < n; i++)
-		if (runs[i].tps <= cell->tps)
-			best = i;
-	cell->transactions = runs[best].transactions;
-	lat_medians(cell->lat_us, runs, n, hist_due);
-	if (cell->rate > 0)
-		lat_medians(cell->lat_send_us, runs, n, hist_send);
-#define MEDIAN_OF(field, expr)                 \
-	do {                                   \
-		for (int i = 0; i < n; i++) {  \
-			struct rr_result *r = &runs[i]; \
-			v[i] = (expr);         \
-		}                              \
-		cell->field = median(v, n);    \
-	} while (0)
-	MEDIAN_OF(client_cpu_us_per_tx, per_tx(r->client.utime_us + r->client.stime_us, r->transactions));
-	MEDIAN_OF(server_cpu_us_per_tx,
-		  r->server.valid ? per_tx(r->server.utime_us + r->server.stime_us, r->transactions) : 0);
-	MEDIAN_OF(bprx_client_per_tx, per_tx(r->client.busy_poll_rx, r->transactions));
-	MEDIAN_OF(bprx_server_per_tx, r->server.valid ? per_tx(r->server.busy_poll_rx, r->transactions) : 0);
-	MEDIAN_OF(syscalls_client_per_tx, per_tx(r->client.syscalls, r->transactions));
-	MEDIAN_OF(syscalls_server_per_tx, r->server.valid ? per_tx(r->server.syscalls, r->transactions) : 0);
-	MEDIAN_OF(client_util.user, util(&r->client, r->client.utime_us));
-	MEDIAN_OF(client_util.system, util(&r->client, r->client.stime_us));
-	MEDIAN_OF(client_util.total, util(&r->client, ev_cpu_us(&r->client)));
-	MEDIAN_OF(server_util.user, util(&r->server, r->server.utime_us));
-	MEDIAN_OF(server_util.system, util(&r->server, r->server.stime_us));
-	MEDIAN_OF(server_util.total, util(&r->server, ev_cpu_us(&r->server)));
-	MEDIAN_OF(queued_pct, 100 * per_tx(r->queued, r->transactions));
-	MEDIAN_OF(late_pct, 100 * per_tx(r->late, r->transactions));
-#undef MEDIAN_OF
-	cell->cpu_us_per_tx = cell->client_cpu_us_per_tx + cell->server_cpu_us_per_tx;
+	memset(s, 0, sizeof(*s));
+	s->tps = r->tps;
+	s->transactions = r->transactions;
+	lat_of(s->lat_us, &r->hist);
+	if (rate > 0)
+		lat_of(s->lat_send_us, &r->hist_send);
+	s->client_cpu_us_per_tx = per_tx(c->utime_us + c->stime_us, r->transactions);
+	s->server_cpu_us_per_tx = v->valid ? per_tx(v->utime_us + v->stime_us, r->transactions) : 0;
+	s->bprx_client_per_tx = per_tx(c->busy_poll_rx, r->transactions);
+	s->bprx_server_per_tx = v->valid ? per_tx(v->busy_poll_rx, r->transactions) : 0;
+	s->syscalls_client_per_tx = per_tx(c->syscalls, r->transactions);
+	s->syscalls_server_per_tx = v->valid ? per_tx(v->syscalls, r->transactions) : 0;
+	s->client_util = (struct cmp_util){ util(c, c->utime_us), util(c, c->stime_us), util(c, ev_cpu_us(c)) };
+	s->server_util = (struct cmp_util){ util(v, v->utime_us), util(v, v->stime_us), util(v, ev_cpu_us(v)) };
+	s->queued_pct = 100 * per_tx(r->queued, r->transactions);
+	s->late_pct = 100 * per_tx(r->late, r->transactions);
 }
 
 /* ---- the test bed and its NAPI settings ---- */
@@ -239,8 +181,8 @@ static const char *rate_text(double rate, char *buf, size_t len)
 static void progress(const struct cmp_report *r, int done, int total, const struct cmp_cell *c, int run)
 {
 	const struct cmp_opts *o = &r->opts;
-	double per_cell = o->duration_s + o->warmup_s + 0.3;
-	double left = per_cell * (double)(total - done);
+	double per_run = o->duration_s / o->runs + o->warmup_s + 0.3;
+	double left = per_run * (double)(total - done);
 	char rt[32];
 
 	if (o->quiet)
@@ -273,91 +215,118 @@ static void served(struct cmp_report *r, const struct rr_result *res)
 }
 
 /*
- * run_cell - the cell's runs against its mode's server at host:port (through side's
- * client namespace), then the medians of those that finished. An open loop the mode
+ * run_once - one run of the cell against its mode's server at host:port (through
+ * side's client namespace), appended to the cell's samples. An open loop the mode
  * cannot keep up with (rr's -EOVERFLOW) is a finding, not a failure: the cell is
- * saturated, with rr's reason.
+ * saturated, with rr's reason; either way it is not run again. res: scratch.
  */
-static void run_cell(struct cmp_report *r, const struct cmp_side *side, const char *host, uint16_t port,
-		     struct cmp_cell *cell, struct rr_result *runs, int *done, int total)
+static void run_once(struct cmp_report *r, const struct cmp_side *side, const char *host, uint16_t port,
+		     struct cmp_cell *cell, struct rr_result *res)
 {
 	const struct cmp_opts *o = &r->opts;
-	int n = 0, mi = cell->mode_idx;
+	struct rr_opts co;
 	char err[512];
+	int ret;
 
-	for (int run = 0; run < o->runs && !*stop_requested; run++) {
-		struct rr_opts co;
-		int ret;
+	cell_rr_opts(o, &co, cell->mode_idx, false);
+	co.duration_s = o->duration_s / o->runs; /* -l is per cell, split over its runs */
+	co.flows = cell->flows;
+	co.rate = cell->rate;
+	co.port = port;
+	snprintf(co.host, sizeof(co.host), "%s", host);
+	if (side->client_enter)
+		side->client_enter(side->ctx);
+	ret = rr_client_run(&co, stop_requested, res, err, sizeof(err));
+	if (side->client_leave)
+		side->client_leave(side->ctx);
+	if (ret) {
+		char *advice = strstr(err, "; lower --rate");
 
-		progress(r, (*done)++, total, cell, run);
-		cell_rr_opts(o, &co, mi, false);
-		co.flows = cell->flows;
-		co.rate = cell->rate;
-		co.port = port;
-		snprintf(co.host, sizeof(co.host), "%s", host);
-		if (side->client_enter)
-			side->client_enter(side->ctx);
-		ret = rr_client_run(&co, stop_requested, &runs[n], err, sizeof(err));
-		if (side->client_leave)
-			side->client_leave(side->ctx);
-		if (ret) {
-			cell->saturated = ret == -EOVERFLOW;
-			cell->failed = !cell->saturated;
-			snprintf(cell->error, sizeof(cell->error), "%s", err);
-			*done += o->runs - run - 1;
-			break;
-		}
-		if (runs[n].interrupted)
-			break;
-		served(r, &runs[n]);
-		n++;
-	}
-	if (!n)
+		cell->saturated = ret == -EOVERFLOW;
+		cell->failed = !cell->saturated;
+		/* rr's advice names rr's options; compare takes --rates and --flows, not --max-outstanding */
+		if (cell->saturated && advice)
+			snprintf(advice, sizeof(err) - (size_t)(advice - err), "; lower --rates or add --flows");
+		snprintf(cell->error, sizeof(cell->error), "%s", err);
 		return;
-	/* the runs before a failure stay; the cell still says it failed */
-	cell_fill(cell, runs, n);
-	cell->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[mi]);
-	cell->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[mi]);
-	cell->proof_missing = cmp_proof_missing(cell);
+	}
+	if (res->interrupted)
+		return;
+	served(r, res);
+	sample_of(&cell->sample[cell->runs++], res, cell->rate);
+}
+
+/* cell_done - the cell runs no more: it failed or saturated (the runs before stay). */
+static bool cell_done(const struct cmp_cell *c)
+{
+	return c->failed || c->saturated;
 }
 
 int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)
 {
 	const struct cmp_opts *o = &r->opts;
-	int per_block = o->nmodes * o->nflows * o->nrates * o->runs;
-	int total = per_block * r->ncoal, done = per_block * r->coal_now;
-	struct rr_result *runs = calloc((size_t)o->runs, sizeof(*runs));
+	int per_mode = o->nflows * o->nrates, per_block = o->nmodes * per_mode * o->runs;
+	int total = per_block * r->ncoal, done = per_block * r->coal_now, base = r->ncells, kept = base;
+	struct rr_result *res = calloc(1, sizeof(*res));
 
-	if (!runs)
+	if (!res)
 		return -ENOMEM;
-	for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
-		char host[TOOL_HOST_LEN], err[512];
-		uint16_t port = 0;
-		int ret = side->start(side->ctx, mi, host, sizeof(host), &port, err, sizeof(err));
+	for (int mi = 0; mi < o->nmodes; mi++)
+		for (int fi = 0; fi < o->nflows; fi++)
+			for (int ri = 0; ri < o->nrates; ri++)
+				r->cells[r->ncells++] = (struct cmp_cell){ .mode_idx = mi, .coal_idx = r->coal_now,
+									   .flows = o->flows[fi], .rate = o->rates[ri] };
+	/* round k of every mode before round k+1: never one mode's runs back to back */
+	for (int run = 0; run < o->runs && !*stop_requested; run++) {
+		for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
+			struct cmp_cell *cells = &r->cells[base + mi * per_mode];
+			char host[TOOL_HOST_LEN], err[512];
+			uint16_t port = 0;
+			int ret, left = 0;
 
-		for (int fi = 0; fi < o->nflows && !*stop_requested; fi++) {
-			for (int ri = 0; ri < o->nrates && !*stop_requested; ri++) {
-				struct cmp_cell *cell = &r->cells[r->ncells++];
+			for (int k = 0; k < per_mode; k++)
+				left += !cell_done(&cells[k]);
+			if (!left) {
+				done += per_mode;
+				continue;
+			}
+			ret = side->start(side->ctx, mi, host, sizeof(host), &port, err, sizeof(err));
+			for (int k = 0; k < per_mode && !*stop_requested; k++) {
+				struct cmp_cell *cell = &cells[k];
 
-				cell->mode_idx = mi;
-				cell->coal_idx = r->coal_now;
-				cell->flows = o->flows[fi];
-				cell->rate = o->rates[ri];
+				if (cell_done(cell)) {
+					done++;
+					continue;
+				}
 				if (ret) {
 					cell->failed = true;
 					snprintf(cell->error, sizeof(cell->error), "server: %.400s", err);
-					done += o->runs;
+					done++;
 					continue;
 				}
-				run_cell(r, side, host, port, cell, runs, &done, total);
-				if (!cell->runs && !cell->failed && !cell->saturated)
-					r->ncells--; /* interrupted before anything was measured */
+				progress(r, done++, total, cell, run);
+				run_once(r, side, host, port, cell, res);
 			}
+			if (!ret)
+				side->stop(side->ctx, mi);
 		}
-		if (!ret)
-			side->stop(side->ctx, mi);
 	}
-	free(runs);
+	free(res);
+	/* the cells' figures; those interrupted before anything was measured dropped */
+	for (int i = base; i < r->ncells; i++) {
+		struct cmp_cell *c = &r->cells[i];
+
+		if (!c->runs && !cell_done(c))
+			continue;
+		cmp_cell_fill(c);
+		c->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[c->mode_idx]);
+		c->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[c->mode_idx]);
+		c->proof_missing = c->runs && cmp_proof_missing(c);
+		if (kept != i)
+			r->cells[kept] = *c;
+		kept++;
+	}
+	r->ncells = kept;
 	if (*stop_requested)
 		r->interrupted = true;
 	return 0;
@@ -453,6 +422,7 @@ static void baselines(struct cmp_report *r)
 			c->d_tps_pct = (c->tps / b->tps - 1) * 100;
 			c->d_p50_pct = b->lat_us[2] ? (c->lat_us[2] / b->lat_us[2] - 1) * 100 : 0;
 			c->d_p99_pct = b->lat_us[4] ? (c->lat_us[4] / b->lat_us[4] - 1) * 100 : 0;
+			c->d_cpu_pct = b->cpu_us_per_tx > 0 ? (c->cpu_us_per_tx / b->cpu_us_per_tx - 1) * 100 : NAN;
 		}
 	}
 }

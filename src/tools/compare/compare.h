@@ -63,6 +63,19 @@ struct cmp_util {
 	double user, system, total;
 };
 
+/* One run of a cell: its figures, kept so the cell shows median, spread and mean. */
+struct cmp_sample {
+	double tps;
+	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max; open loop: from due */
+	double lat_send_us[8];     /* open loop: from each request's send */
+	struct cmp_util client_util, server_util;
+	double client_cpu_us_per_tx, server_cpu_us_per_tx;
+	double bprx_client_per_tx, bprx_server_per_tx;
+	double syscalls_client_per_tx, syscalls_server_per_tx;
+	double queued_pct, late_pct;
+	uint64_t transactions;
+};
+
 /* One (mode pair, flows, offered rate) cell: medians over its runs. */
 struct cmp_cell {
 	int mode_idx;
@@ -73,7 +86,8 @@ struct cmp_cell {
 	bool failed;
 	bool saturated;            /* an open loop the mode could not keep up with (not a failure) */
 	char error[512];
-	double tps, tps_min, tps_max; /* achieved */
+	double tps, tps_min, tps_max, tps_mean; /* achieved: median, spread, mean over the runs */
+	struct cmp_sample sample[CMP_MAX_RUNS]; /* each run, in the order run (rounds alternate the modes) */
 	double lat_us[8];          /* min, mean, p50, p90, p99, p99.9, p99.99, max: medians; open loop: from due */
 	double lat_send_us[8];     /* open loop: the same from each request's send */
 	double queued_pct, late_pct; /* open loop: requests that waited for their flow; sent late otherwise */
@@ -86,6 +100,7 @@ struct cmp_cell {
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */
+	double d_cpu_pct;          /* CPU us/tx against the baseline's: which mode saves CPU (NAN: none to compare) */
 	bool have_baseline;
 };
 
@@ -156,8 +171,10 @@ struct cmp_side {
 
 /*
  * cmp_run_matrix - every mode (its server through side) x flow count x run, the
- * cells appended for coalescing setting r->coal_now. 0 (interrupted: r->interrupted)
- * or -ENOMEM; a cell that fails says so in the cell.
+ * cells appended for coalescing setting r->coal_now. The runs alternate: round 1
+ * of every mode, then round 2, so a slow spell of the machine falls on all modes
+ * alike. 0 (interrupted: r->interrupted) or -ENOMEM; a cell that fails says so in
+ * the cell and is not run again.
  */
 int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
 
@@ -168,6 +185,11 @@ int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
  * kernel busy polling (almost) never ran there. False for a side in a blocking mode.
  */
 bool cmp_side_unproven(const struct cmp_cell *c, bool client);
+/*
+ * cmp_cell_fill - a cell's figures from its c->runs samples: the medians, the tx/s
+ * spread (min, max) and mean. Nothing when it has no run.
+ */
+void cmp_cell_fill(struct cmp_cell *c);
 /* cmp_proof_missing - either side unproven: the cell's '!' (cmp_cell.proof_missing). */
 bool cmp_proof_missing(const struct cmp_cell *c);
 /* cpu_list - "0,1,2" into buf. */

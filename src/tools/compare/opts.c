@@ -197,11 +197,12 @@ static const struct opt_spec cmp_specs[] = {
 	  .help = "offered loads, requests/s over all flows, e.g. 10k,50k,max: every mode at every rate "
 		  "in an open loop (rr --rate, Poisson arrivals), max the closed loop (default max)" },
 	{ .name = "duration", .shortname = 'l', .kind = OPT_SECONDS, CF(duration_s), .max_s = 3600, .arg = "S",
-	  .help = "seconds per cell", .dflt = OPT_DFLT_FIELD },
+	  .help = "seconds measured per cell, split over its --runs", .dflt = OPT_DFLT_FIELD },
 	{ .name = "warmup", .kind = OPT_SECONDS, .flags = OPT_F_ZERO_OK, CF(warmup_s), .max_s = 600, .arg = "S",
-	  .help = "warm-up per cell", .dflt = OPT_DFLT_FIELD },
+	  .help = "warm-up before each run", .dflt = OPT_DFLT_FIELD },
 	{ .name = "runs", .kind = OPT_INT, CF(runs), .lo = 1, .hi = CMP_MAX_RUNS, .arg = "N",
-	  .help = "repeat each cell, report the median and spread", .dflt = OPT_DFLT_FIELD },
+	  .help = "runs per cell, alternated across the modes: the median, its spread (min..max) and the "
+		  "mean; 1 for the quick look", .dflt = OPT_DFLT_FIELD },
 	{ .name = "threads", .shortname = 'T', .kind = OPT_INT, CF(threads), .lo = 1, .hi = RR_MAX_THREADS, .arg = "N",
 	  .help = "threads per side", .dflt = OPT_DFLT_FIELD },
 	{ .name = "request-size", .shortname = 'Q', .kind = OPT_SIZE, CF(request_size), .hi = BP_RR_MAX_SIZE,
@@ -293,7 +294,7 @@ int cmp_parse_opts(int argc, char **argv, struct cmp_opts *o, char *err, size_t 
 	snprintf(o->rates_text, sizeof(o->rates_text), "max");
 	o->duration_s = 3;
 	o->warmup_s = 0.5;
-	o->runs = 1;
+	o->runs = 3;
 	o->threads = 1;
 	o->request_size = o->response_size = 1;
 	/* apart by default: a shared CPU turns the comparison into a scheduler test */

@@ -45,6 +45,29 @@ static const char *proof_reason(const struct cmp_report *r, const struct cmp_cel
 	return "";
 }
 
+/* A latency's spread over a cell's runs. */
+struct spread {
+	double min, max, mean;
+};
+
+/* spread_of - latency k (lat_names' order) of the cell's runs: min, max, mean; NAN each without a run. */
+static struct spread spread_of(const struct cmp_cell *c, int k)
+{
+	struct spread s = { NAN, NAN, NAN };
+	double sum = 0;
+
+	for (int i = 0; i < c->runs; i++) {
+		double v = c->sample[i].lat_us[k];
+
+		s.min = i && s.min < v ? s.min : v;
+		s.max = i && s.max > v ? s.max : v;
+		sum += v;
+	}
+	if (c->runs)
+		s.mean = sum / c->runs;
+	return s;
+}
+
 /* offered_text - the cell's offered rate: "max" (the closed loop) or requests/s. */
 static void offered_text(const struct cmp_cell *c, char *buf, size_t len)
 {
@@ -62,6 +85,15 @@ static void pct_text(char *buf, size_t len, bool have, double pct)
 		snprintf(buf, len, "%+.0f%%", pct);
 }
 
+/* any_suspend - a mode of the matrix suspends on either end (it sets per-NAPI values). */
+static bool any_suspend(const struct cmp_opts *o)
+{
+	for (int i = 0; i < o->nmodes; i++)
+		if (o->client_mode[i].policy == BP_POLICY_SUSPEND || o->server_mode[i].policy == BP_POLICY_SUSPEND)
+			return true;
+	return false;
+}
+
 static void print_settings(FILE *out, const struct cmp_report *r)
 {
 	const struct cmp_opts *o = &r->opts;
@@ -73,10 +105,10 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 		r->kernel, o->nclient_cpus > 1 ? "s" : "", cpu_list(o->client_cpus, o->nclient_cpus, cb, sizeof(cb)),
 		o->nserver_cpus > 1 ? "s" : "", cpu_list(o->server_cpus, o->nserver_cpus, sb, sizeof(sb)), o->threads,
 		o->threads == 1 ? "" : "s", o->request_size, o->response_size);
-	fprintf(out, "  %.1f s per cell after %.1f s warm-up, %d run%s per cell%s; both ends in the same mode "
-		     "unless shown\n",
-		o->duration_s, o->warmup_s, o->runs, o->runs == 1 ? "" : "s",
-		o->runs > 1 ? " (medians; tx/s spread is min..max)" : "");
+	fprintf(out, "  %.1f s per cell: %d run%s of %.2f s, each after %.1f s warm-up%s; both ends in the same "
+		     "mode unless shown\n",
+		o->duration_s, o->runs, o->runs == 1 ? "" : "s", o->duration_s / o->runs, o->warmup_s,
+		o->runs > 1 ? ", the modes alternated (medians; the spread is min..max over the runs)" : "");
 	if (o->rates_given)
 		fprintf(out, "  offered rates %s: requests/s over all flows in an open loop (Poisson arrivals, latency "
 			     "from when each request was due), max the closed loop\n",
@@ -96,7 +128,7 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 			(unsigned long long)n->gro_flush_timeout_ns, (unsigned long long)n->irq_suspend_timeout_ns,
 			n->threaded);
 	}
-	if (r->nnapi || r->remote)
+	if ((r->nnapi || r->remote) && any_suspend(o))
 		fprintf(out, "  (epoll:suspend sets its own per-NAPI values for its cells; they are restored after)\n");
 	for (int i = 0; i < o->nskipped; i++)
 		fprintf(out, "  not run: %s\n", o->skipped[i]);
@@ -119,12 +151,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			width = (int)strlen(label);
 	}
 	print_settings(out, r);
-	fprintf(out, "\n%-*s %5s %9s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s %11s  %s\n", width, "mode", "flows",
+	fprintf(out, "\n%-*s %5s %9s %10s %7s %8s %8s %8s %8s %8s %7s %7s %9s %7s %11s  %s\n", width, "mode", "flows",
 		"offered", "tx/s", "vs base", "P50 us", "P90", "P99", "P99.9", "P99.99", "P50 vs", "P99 vs", "CPU us/tx",
-		"CPU % c/s", "BusyPollRx/tx client/server");
+		"CPU vs", "CPU % c/s", "BusyPollRx/tx client/server");
 	for (int i = 0; i < r->ncells; i++) {
 		const struct cmp_cell *c = &r->cells[i];
-		char label[300], dt[16], d50[16], d99[16], rt[32];
+		char label[300], dt[16], d50[16], d99[16], dc[16], rt[32];
 
 		mode_label(r, c, label, sizeof(label));
 		if (r->ncoal > 1 && (i == 0 || r->cells[i - 1].coal_idx != c->coal_idx))
@@ -138,13 +170,20 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx, c->d_tps_pct);
 		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
 		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
-		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
+		pct_text(dc, sizeof(dc), c->have_baseline && c->mode_idx && isfinite(c->d_cpu_pct), c->d_cpu_pct);
+		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %7s %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
 			width, label, c->flows, rt, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5],
-			c->lat_us[6], d50, d99, c->cpu_us_per_tx, c->client_util.total, c->server_util.total,
+			c->lat_us[6], d50, d99, c->cpu_us_per_tx, dc, c->client_util.total, c->server_util.total,
 			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "");
-		if (r->opts.runs > 1 && c->runs > 1)
-			fprintf(out, "%-*s %5s %10s tx/s spread %.0f..%.0f (%.1f%%) over %d runs\n", width, "", "", "",
-				c->tps_min, c->tps_max, c->tps ? (c->tps_max - c->tps_min) / c->tps * 100 : 0, c->runs);
+		if (c->runs > 1) {
+			struct spread p50 = spread_of(c, 2), p99 = spread_of(c, 4);
+
+			fprintf(out, "%-*s %5s %10s over %d runs: tx/s %.0f..%.0f (%.1f%%) mean %.0f; P50 %.1f..%.1f "
+				     "mean %.1f; P99 %.1f..%.1f mean %.1f\n",
+				width, "", "", "", c->runs, c->tps_min, c->tps_max,
+				c->tps ? (c->tps_max - c->tps_min) / c->tps * 100 : 0, c->tps_mean, p50.min, p50.max,
+				p50.mean, p99.min, p99.max, p99.mean);
+		}
 		if (c->failed || c->saturated)
 			fprintf(out, "%-*s %5s  %s after %d run%s (their figures above): %s\n", width, "", "",
 				c->saturated ? "saturated" : "failed", c->runs, c->runs == 1 ? "" : "s", c->error);
@@ -173,6 +212,8 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "down is better).\n"
 		     "offered: requests/s asked for (max: the closed loop, a flow's next request when its answer came); "
 		     "tx/s: achieved.\n"
+		     "CPU us/tx: CPU time of both sides (user + system) per transaction; CPU vs: against the "
+		     "base (down saves CPU).\n"
 		     "CPU %% c/s: each side's CPU time over the interval, percent of one CPU, every thread counted "
 		     "(client/server).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
@@ -225,6 +266,35 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_double(e, "achieved_rate", c->tps);
 	em_double(e, "tps_min", c->tps_min);
 	em_double(e, "tps_max", c->tps_max);
+	em_double(e, "tps_mean", c->runs ? c->tps_mean : NAN);
+	for (int k = 2; k <= 4; k += 2) {
+		struct spread sp = spread_of(c, k);
+		char key[32];
+
+		snprintf(key, sizeof(key), "%s_us_min", lat_names[k]);
+		em_double(e, key, sp.min);
+		snprintf(key, sizeof(key), "%s_us_max", lat_names[k]);
+		em_double(e, key, sp.max);
+		snprintf(key, sizeof(key), "%s_us_mean", lat_names[k]);
+		em_double(e, key, sp.mean);
+	}
+	if (e->kind == EMIT_JSON) {
+		/* each run as it ran (json only: csv has one line per cell) */
+		em_array_begin(e, "samples");
+		for (int i = 0; i < c->runs; i++) {
+			const struct cmp_sample *s = &c->sample[i];
+
+			em_begin(e, NULL, false);
+			em_double(e, "tps", s->tps);
+			em_u64(e, "transactions", s->transactions);
+			emit_lat(e, "latency_us", s->lat_us, false);
+			em_double(e, "cpu_us_per_tx", s->client_cpu_us_per_tx + s->server_cpu_us_per_tx);
+			em_double(e, "client_busy_poll_rx_per_tx", s->bprx_client_per_tx);
+			em_double(e, "server_busy_poll_rx_per_tx", s->bprx_server_per_tx);
+			em_end(e);
+		}
+		em_array_end(e);
+	}
 	em_u64(e, "transactions", c->transactions);
 	emit_lat(e, "latency_us", c->lat_us, false);
 	emit_lat(e, "latency_from_send_us", c->lat_send_us, !(c->rate > 0) || !c->runs);
@@ -250,7 +320,9 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
 		em_double(e, "p50_vs_base_pct", c->d_p50_pct);
 		em_double(e, "p99_vs_base_pct", c->d_p99_pct);
+		em_double(e, "cpu_vs_base_pct", c->d_cpu_pct);
 	} else {
+		em_null(e, "cpu_vs_base_pct");
 		em_null(e, "tps_vs_base_pct");
 		em_null(e, "p50_vs_base_pct");
 		em_null(e, "p99_vs_base_pct");
