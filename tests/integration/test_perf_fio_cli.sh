@@ -58,6 +58,8 @@ row noted "--norandommap (implied" --norandommap
 row noted "--thread (implied" --thread
 row noted "--time_based (implied" --time_based
 row noted "--name (ignored" --name=job1 --name=job2
+[ "$(grep -o -- '--name (' "$tmp/err" | wc -l)" -eq 1 ] ||
+	fail "--name given twice must be said once, not per time given: $(cat "$tmp/err")"
 row noted "--filename (ignored" --filename=/dev/nvme0n1
 row noted "--randrepeat (ignored" --randrepeat=0
 row noted "--cpus_allowed (ignored" --cpus_allowed=0-1
