@@ -54,7 +54,7 @@ expect() {
 
 # ---- bad input: exit 2, one line ----
 expect 2 "--target ADDR:PORT is required" --nqn "$NQN"
-expect 2 "--rw rw: must be" --target 127.0.0.1:1 --nqn "$NQN" --rw rw
+expect 2 "--rw bogus: must be" --target 127.0.0.1:1 --nqn "$NQN" --rw bogus
 expect 2 "--iodepth 0" --target 127.0.0.1:1 --nqn "$NQN" --iodepth 0
 expect 2 "unknown option '--bogus'" --target 127.0.0.1:1 --nqn "$NQN" --bogus
 expect 2 "needs --spawn-target" --target 127.0.0.1:1 --nqn "$NQN" --target-config "--poll-period-us 0"

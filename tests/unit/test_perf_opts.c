@@ -153,12 +153,20 @@ static void test_rwmix(void **state)
 	assert_int_equal(o.rwmixread, 70);
 	EXPECT_ERR("do not add up to 100", T, "--rw", "randrw", "--rwmixread", "70", "--rwmixwrite", "70");
 	EXPECT_ERR("--rwmixread 101: must be between 0 and 100", T, "--rw", "randrw", "--rwmixread", "101");
-	EXPECT_ERR("applies to --rw randrw only", T, "--rw", "randread", "--rwmixread", "70");
+	EXPECT_ERR("applies to --rw randrw and rw only", T, "--rw", "randread", "--rwmixread", "70");
 	assert_int_equal(PARSE(T, "--rw", "write"), 0);
 	assert_false(perf_rw_reads(&o));
 	assert_int_equal(PARSE(T, "--rw", "randread"), 0);
 	assert_false(perf_rw_writes(&o));
-	EXPECT_ERR("--rw rw: must be read, write, randread, randwrite or randrw", T, "--rw", "rw");
+	EXPECT_ERR("--rw bogus: must be read, write, randread, randwrite", T, "--rw", "bogus");
+	/* fio's rw and readwrite: sequential, mixed by rwmixread */
+	assert_int_equal(PARSE(T, "--rw", "rw", "--rwmixread", "70"), 0);
+	assert_int_equal(o.rw, PERF_RW_RW);
+	assert_int_equal(o.rwmixread, 70);
+	assert_true(perf_rw_reads(&o) && perf_rw_writes(&o));
+	assert_int_equal(PARSE(T, "--rw=readwrite"), 0);
+	assert_int_equal(o.rw, PERF_RW_RW);
+	EXPECT_ERR("--rw trim: perf's initiator does not send Dataset Management", T, "--rw", "trim");
 }
 
 static void test_values(void **state)

@@ -14,5 +14,8 @@ int cmd_perf(int argc, char **argv)
 
 	if (ret)
 		return bp_opts_exit("perf", ret, err);
+	if (o.notes[0])
+		/* fio's options that do not apply: said once, never silently (perf_parse_opts kept why) */
+		fprintf(stderr, "busypoll perf: fio options that do not apply here: %s\n", o.notes);
 	return perf_sweep(&o, tool_catch_stop_signals(), stdout);
 }

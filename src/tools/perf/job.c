@@ -123,10 +123,11 @@ static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
 		*write = true;
 		break;
 	case PERF_RW_RANDRW:
+	case PERF_RW_RW:
 		*write = rnd_below(j, 100) >= (uint64_t)o->rwmixread;
 		break;
 	}
-	if (o->rw == PERF_RW_READ || o->rw == PERF_RW_WRITE) {
+	if (o->rw == PERF_RW_READ || o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RW) {
 		for (uint64_t tries = 0; tries < span; tries++) {
 			if (j->cursor >= j->unit_hi)
 				j->cursor = j->unit_lo;

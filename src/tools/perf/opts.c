@@ -76,18 +76,23 @@ const char *perf_rw_name(enum perf_rw rw)
 	case PERF_RW_RANDREAD: return "randread";
 	case PERF_RW_RANDWRITE: return "randwrite";
 	case PERF_RW_RANDRW: return "randrw";
+	case PERF_RW_RW: return "rw";
 	}
 	return "?";
 }
 
 bool perf_rw_reads(const struct perf_opts *o)
 {
-	return o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD || (o->rw == PERF_RW_RANDRW && o->rwmixread > 0);
+	bool mixed = o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW;
+
+	return o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD || (mixed && o->rwmixread > 0);
 }
 
 bool perf_rw_writes(const struct perf_opts *o)
 {
-	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (o->rw == PERF_RW_RANDRW && o->rwmixread < 100);
+	bool mixed = o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW;
+
+	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (mixed && o->rwmixread < 100);
 }
 
 /* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
@@ -194,12 +199,46 @@ static int parse_verify(const struct opt_spec *sp, const char *name, const char 
 	return 0;
 }
 
-/* parse_direct - --direct=1 only: a userspace initiator has no page cache. */
+/*
+ * parse_noted - a fio option that does not apply to a userspace NVMe/TCP
+ * initiator: accepted with any value, and its reason (the row's .help) kept in
+ * o->notes once, for perf to say before it starts. Never fails.
+ */
+static int parse_noted(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		       size_t errlen)
+{
+	struct perf_opts *o = base;
+	char key[64];
+	size_t len = strlen(o->notes);
+
+	(void)v, (void)err, (void)errlen;
+	snprintf(key, sizeof(key), "--%s (", sp->name);
+	if (!strstr(o->notes, key))
+		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s%s)", len ? "; " : "", key, sp->help);
+	return 0;
+}
+
+/* parse_direct - --direct=1 only: a userspace initiator has no page cache; said once as implied. */
 static int parse_direct(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 			size_t errlen)
 {
 	if (strcmp(v, "1"))
 		return tool_fail(err, errlen, "%s %s: a userspace initiator has no page cache: only 1", name, v);
+	return parse_noted(sp, name, v, base, err, errlen);
+}
+
+/* parse_output_format - fio's --output-format: normal (our table) or json/json+ (json). */
+static int parse_output_format(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			       size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	if (!strcmp(v, "normal"))
+		o->format = TOOL_FORMAT_TABLE;
+	else if (!strcmp(v, "json") || !strcmp(v, "json+"))
+		o->format = TOOL_FORMAT_JSON;
+	else
+		return tool_fail(err, errlen, "%s %s: normal or json (or --format table|json|csv)", name, v);
 	return 0;
 }
 
@@ -294,7 +333,16 @@ static int parse_digest(const struct opt_spec *sp, const char *name, const char 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "randrw", NULL };
+/* --rw's words, fio's: the first five are enum perf_rw; rw and readwrite are PERF_RW_RW; trims are refused. */
+static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "randrw",
+					"rw", "readwrite", "trim", "randtrim", NULL };
+enum { RW_GIVEN_RW = 5, RW_GIVEN_READWRITE, RW_GIVEN_TRIM, RW_GIVEN_RANDTRIM };
+
+/* A fio option that does not apply: accepted, its reason (help) said once (parse_noted). */
+#define NOTED(nm, why) { .name = nm, .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN | OPT_F_REPEAT, \
+			 .parse = parse_noted, .help = why }
+#define NOTED_BOOL(nm, why) { .name = nm, .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN | OPT_F_REPEAT | OPT_F_OPTIONAL, \
+			      .parse = parse_noted, .help = why }
 
 /* fio's options; fio's underscored spellings are hidden aliases of ours. */
 static const struct opt_spec perf_specs[] = {
@@ -309,13 +357,14 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "hdr, data, hdr,data or none (default none)" },
 	{ .name = "io-timeout", .kind = OPT_CUSTOM, .parse = parse_io_timeout, .arg = "S",
 	  .help = "a command unanswered S seconds fails the run\n(default 30, as Linux's nvme_core.io_timeout)" },
-	{ .name = "rw", .kind = OPT_CHOICE, PF(rw), .choices = rw_names, .arg = "PATTERN",
-	  .help = "read, write, randread, randwrite, randrw", .dflt = OPT_DFLT_FIELD },
-	{ .name = "readwrite", .kind = OPT_CHOICE, .flags = OPT_F_HIDDEN, PF(rw), .choices = rw_names, .alias_of = "rw" },
+	{ .name = "rw", .kind = OPT_CHOICE, PF(rw_given), .choices = rw_names, .arg = "PATTERN",
+	  .help = "read, write, randread, randwrite, randrw, rw\n(= readwrite: sequential, mixed)", .dflt = OPT_DFLT_FIELD },
+	{ .name = "readwrite", .kind = OPT_CHOICE, .flags = OPT_F_HIDDEN, PF(rw_given), .choices = rw_names,
+	  .alias_of = "rw" },
 	{ .name = "rwmixread", .kind = OPT_INT, PF(rwmixread), .lo = 0, .hi = 100, .arg = "PCT",
-	  .help = "percent reads in randrw", .dflt = OPT_DFLT_FIELD },
+	  .help = "percent reads in randrw and rw", .dflt = OPT_DFLT_FIELD },
 	{ .name = "rwmixwrite", .kind = OPT_INT, PF(rwmixwrite), .lo = 0, .hi = 100, .arg = "PCT",
-	  .help = "percent writes in randrw (100 - rwmixread)" },
+	  .help = "percent writes in randrw and rw (100 - rwmixread)" },
 	{ .name = "bs", .kind = OPT_SIZE, PF(bs), .hi = PERF_MAX_BS, .arg = "SIZE", .help = "block size, k/M suffixes",
 	  .dflt = "4k" },
 	{ .name = "blocksize", .kind = OPT_SIZE, .flags = OPT_F_HIDDEN, PF(bs), .hi = PERF_MAX_BS, .alias_of = "bs" },
@@ -372,9 +421,25 @@ static const struct opt_spec perf_specs[] = {
 		  "its counters and CPU join the results" },
 	{ .name = "target-config", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_config, .arg = "ARGS",
 	  .help = "repeatable: one block per configuration, the target\nrestarted with ARGS added (needs --spawn-target)" },
-	{ .name = "time_based", .kind = OPT_FLAG, .flags = OPT_F_HIDDEN, PF(time_based) },
-	{ .name = "time-based", .kind = OPT_FLAG, .flags = OPT_F_HIDDEN, PF(time_based), .alias_of = "time_based" },
-	{ .name = "direct", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_direct },
+	{ .name = "output-format", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_output_format },
+	{ .name = "output_format", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_output_format,
+	  .alias_of = "output-format" },
+	/* fio's options that do not apply here: accepted, and said once why (the help is the reason) */
+	NOTED_BOOL("time_based", "implied: every run is time based"),
+	NOTED_BOOL("time-based", "implied: every run is time based"),
+	{ .name = "direct", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN | OPT_F_REPEAT,
+	  .parse = parse_direct, .help = "implied: a userspace initiator has no page cache" },
+	NOTED("ioengine", "implied: perf is its own NVMe/TCP engine"),
+	NOTED("name", "ignored: jobs are numbered, not named"),
+	NOTED("filename", "ignored: the namespace is --target, --nqn and --nsid"),
+	NOTED_BOOL("group_reporting", "implied: the jobs are reported together"),
+	NOTED_BOOL("norandommap", "implied: random offsets are uniform, with no map"),
+	NOTED_BOOL("randrepeat", "ignored: the random offsets are seeded per run"),
+	NOTED("cpus_allowed", "ignored: use --cpus LIST to put job i on the i-th CPU"),
+	NOTED_BOOL("thread", "implied: every job is a thread"),
+	NOTED_BOOL("invalidate", "implied: there is no page cache to invalidate"),
+	NOTED("ioscheduler", "ignored: no kernel block layer is involved"),
+	NOTED_BOOL("exitall", "ignored: all jobs run for --runtime"),
 };
 
 /* perf_check - the rules between perf's options, then fio's meanings resolved. */
@@ -398,8 +463,12 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 		o->rwmixread = 100 - o->rwmixwrite;
 		mixr = true;
 	}
-	if (mixr && o->rw != PERF_RW_RANDRW)
-		return tool_fail(err, errlen, "--rwmix%s applies to --rw randrw only (this is --rw %s)",
+	if (o->rw_given == RW_GIVEN_TRIM || o->rw_given == RW_GIVEN_RANDTRIM)
+		return tool_fail(err, errlen, "--rw %s: perf's initiator does not send Dataset Management "
+				 "(deallocate) yet: no trims", rw_names[o->rw_given]);
+	o->rw = o->rw_given >= RW_GIVEN_RW ? PERF_RW_RW : (enum perf_rw)o->rw_given;
+	if (mixr && o->rw != PERF_RW_RANDRW && o->rw != PERF_RW_RW)
+		return tool_fail(err, errlen, "--rwmix%s applies to --rw randrw and rw only (this is --rw %s)",
 				 mixw ? "write" : "read", perf_rw_name(o->rw));
 	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");

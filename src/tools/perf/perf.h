@@ -37,7 +37,8 @@
 #define PERF_MAX_BS (16u << 20)
 #define PERF_DEFAULT_PORT 4420
 
-enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW };
+/* PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by rwmixread. */
+enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW, PERF_RW_RW };
 
 struct perf_opts {
 	TOOL_COMMON;               /* quiet (no progress lines), format */
@@ -46,7 +47,8 @@ struct perf_opts {
 	char hostnqn[224];         /* "" = the library's random uuid NQN (with --remote: that one, chosen at parse) */
 	uint32_t nsid;
 	enum perf_rw rw;
-	int rwmixread;             /* percent of reads in randrw (fio default 50) */
+	int rw_given;              /* --rw's choice as typed (index in its list: rw, readwrite, trim...) */
+	int rwmixread;             /* percent of reads in randrw and rw (fio default 50) */
 	int rwmixwrite;            /* --rwmixwrite as given (rwmixread = 100 - it) */
 	uint32_t bs;
 	int iodepth;
@@ -76,7 +78,7 @@ struct perf_opts {
 	bool sweep;
 	int sweep_lo, sweep_hi;
 	bool spawn;
-	bool time_based;           /* --time_based, accepted: every run is */
+	char notes[768];           /* "--ioengine (implied: ...); ..." : fio options that do not apply, said once */
 	char spawn_args[1024];
 	char configs[PERF_MAX_CONFIGS][512];
 	int nconfigs;

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# fio's command line pasted into `busypoll perf`, table-driven: options with
+# fio's meaning are accepted, fio options that do not apply are accepted and
+# said ONCE on stderr (implied or ignored, with why), anything else exits 2
+# naming the option. No target is needed for the table: an accepted command
+# line gets as far as connecting to a closed port (exit 1, "cannot connect").
+# Then one short run of --rw=rw (fio's sequential mixed pattern) against a
+# RAM target proves it does I/O both ways.
+set -u
+
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require python3 timeout
+
+NQN=nqn.2024-01.io.busypoll:perffio
+BASE=(--target 127.0.0.1:1 --nqn "$NQN" --runtime 1 --interval 0)
+
+# row KIND TEXT ARGS...: KIND accepted (exit 1 at connect, no note), noted
+# (exit 1 at connect, TEXT in the one note line) or refused (exit 2, TEXT named)
+row() {
+	local kind=$1 text=$2 got notes
+	shift 2
+	timeout 60 "$BP" perf "${BASE[@]}" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	notes=$(grep -c 'do not apply here' "$tmp/err")
+	case $kind in
+	accepted | noted)
+		[ "$got" -eq 1 ] && grep -q 'cannot connect' "$tmp/err" ||
+			fail "perf $*: a fio option accepted here must get as far as connecting (exit 1), got $got: $(cat "$tmp/err")"
+		if [ "$kind" = noted ]; then
+			[ "$notes" -eq 1 ] || fail "perf $*: the options that do not apply must be said exactly once, got $notes lines"
+			grep 'do not apply here' "$tmp/err" | grep -q -- "$text" ||
+				fail "perf $*: the note must name '$text' with why: $(cat "$tmp/err")"
+		else
+			[ "$notes" -eq 0 ] || fail "perf $*: an option that applies must not be noted as ignored: $(cat "$tmp/err")"
+		fi
+		;;
+	refused)
+		[ "$got" -eq 2 ] || fail "perf $*: refused input must exit 2, got $got: $(cat "$tmp/err")"
+		[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "perf $*: a refusal is one line, got: $(cat "$tmp/err")"
+		grep -q -- "$text" "$tmp/err" || fail "perf $*: the refusal must name '$text': $(cat "$tmp/err")"
+		;;
+	esac
+}
+
+# accepted with fio's meaning
+row accepted "" --rw=rw --rwmixread=70
+row accepted "" --readwrite=readwrite --rwmixwrite=30
+row accepted "" --rw=randrw --rwmixread=90 --bs=4k --iodepth=8 --numjobs=1
+row accepted "" --output-format=json
+row accepted "" --output-format=normal
+row accepted "" --ramp_time=0 --iodepth_batch_complete_min=0 --blocksize=8k
+# accepted, said once to be implied or ignored (and once even when repeated)
+row noted "--ioengine (implied" --ioengine=libaio
+row noted "--direct (implied" --direct=1
+row noted "--group_reporting (implied" --group_reporting
+row noted "--norandommap (implied" --norandommap
+row noted "--thread (implied" --thread
+row noted "--time_based (implied" --time_based
+row noted "--name (ignored" --name=job1 --name=job2
+[ "$(grep -o -- '--name (' "$tmp/err" | wc -l)" -eq 1 ] ||
+	fail "--name given twice must be said once, not per time given: $(cat "$tmp/err")"
+row noted "--filename (ignored" --filename=/dev/nvme0n1
+row noted "--randrepeat (ignored" --randrepeat=0
+row noted "--cpus_allowed (ignored" --cpus_allowed=0-1
+row noted "--ioengine (implied.*--name (ignored.*--group_reporting" --ioengine=io_uring --name=x \
+	--group_reporting --direct=1 --name=y
+# refused, naming the option
+row refused "--rw trim" --rw=trim
+row refused "--rw randtrim" --rw=randtrim
+row refused "--rw bogus" --rw=bogus
+row refused "--direct 0" --direct=0
+row refused "--output-format terse" --output-format=terse
+row refused "--rwmixread applies to --rw randrw and rw only" --rw=randread --rwmixread=50
+row refused "unknown option '--bogus_fio_opt'" --bogus_fio_opt=1
+
+# --rw=rw against a real target: reads and writes both happen
+"$BP" target --listen 127.0.0.1:0 --nqn "$NQN" --log-level error --ns ram:16M >"$tmp/t.out" 2>"$tmp/t.err" &
+pids+=($!)
+bpt_wait_until 30 bpt_file_has "$tmp/t.err" 'listening on' ||
+	die "the target never said it was listening (30 s): $(cat "$tmp/t.err")"
+port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$tmp/t.err")
+timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --rw=rw --rwmixread=50 --iodepth=4 \
+	--runtime 0.5 --interval 0 --output-format=json >"$tmp/out" 2>"$tmp/err" ||
+	die "perf --rw=rw failed: $(cat "$tmp/err")"
+python3 - "$tmp/out" <<'PY' || fail "perf --rw=rw json: $(cat "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = json.dumps(d)
+assert '"rw"' in s, "the json must name the pattern rw"
+def find(o, k):
+    if isinstance(o, dict):
+        for kk, v in o.items():
+            if kk == k:
+                yield v
+            yield from find(v, k)
+    elif isinstance(o, list):
+        for v in o:
+            yield from find(v, k)
+assert "rw" in list(find(d, "rw")), "the pattern must be reported as fio's rw"
+assert 50 in list(find(d, "rwmixread")), "rw must report its rwmixread"
+reads = [v.get("ios", 0) for v in find(d, "read") if isinstance(v, dict)]
+writes = [v.get("ios", 0) for v in find(d, "write") if isinstance(v, dict)]
+assert reads and max(reads) > 0, "rwmixread 50 must read: %r" % reads
+assert writes and max(writes) > 0, "rwmixread 50 must write too: %r" % writes
+PY
+bpt_end
