@@ -21,12 +21,13 @@ cache=${BP_INTEROP_CACHE:-$src/build/interop-cache}
 
 # The modules the guest loads by name; their dependencies come from modules.dep.
 #  virtio_net, e1000: qemu's user-mode NIC (virtio-net-pci by default, e1000 as a fallback)
+#  e1000e: the VM test bed's NIC with interrupt throttling and MSI-X (tests/vmbed)
 #  nvme-tcp: the host (pulls nvme-fabrics, nvme-core, t10-pi and the crc helpers)
 #  crc32c_generic: header/data digests (nvme-tcp asks the crypto API for "crc32c")
 #  crct10dif_generic, crc64_rocksoft_generic: soft dependencies of crc-t10dif/crc64-rocksoft,
 #  which modules.dep does not list
 #  nvmet-tcp: the kernel's own target, for the reference run (BP_INTEROP_PEER=nvmet)
-GUEST_MODULES="virtio_pci virtio_net e1000 nvme-tcp crc32c_generic crct10dif_generic crc64_rocksoft_generic nvmet-tcp"
+GUEST_MODULES="virtio_pci virtio_net e1000 e1000e nvme-tcp crc32c_generic crct10dif_generic crc64_rocksoft_generic nvmet-tcp"
 # Debian's packages this script and the test need (qemu-system-x86 brings seabios and the
 # virtio option ROM through its dependencies).
 NEED_PKGS="qemu-system-x86 busybox-static cpio gzip"
