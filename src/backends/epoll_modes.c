@@ -27,6 +27,11 @@ static const struct bp_key_spec napi_keys[] = {
 	NUM(BP_KEY_USECS, 0, INT32_MAX),
 	NUM(BP_KEY_BUDGET, 1, UINT16_MAX),
 	SPEC(BP_KEY_PREFER),
+	NUM(BP_KEY_DIRECT, 0, 1),
+};
+/* direct=0|1: read the few connections directly before asking epoll (core/loop.c). */
+static const struct bp_key_spec spin_keys[] = {
+	NUM(BP_KEY_DIRECT, 0, 1),
 };
 static const struct bp_key_spec hybrid_keys[] = {
 	NUM(BP_KEY_PERIOD, 1, 10000000),
@@ -63,13 +68,13 @@ static int napi_combination(const struct bp_mode *m, char *msg, size_t len)
 const struct bp_mode_family bp_epoll_families[] = {
 	{ { "epoll:block", "", "sleep in epoll_wait until an event arrives (the baseline)" },
 	  NULL, 0, { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_BLOCK }, NULL, NULL },
-	{ { "epoll:napi", "usecs=64,budget=8[,prefer]",
+	{ { "epoll:napi", "usecs=64,budget=8[,prefer][,direct=1]",
 	    "epoll_wait busy-polls the NAPI for usecs before sleeping (EPIOCSPARAMS, Linux 6.9)" },
 	  KEYS(napi_keys),
 	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8 },
 	  NULL, napi_combination },
-	{ { "epoll:spin", "", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
-	  NULL, 0, { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN }, NULL, NULL },
+	{ { "epoll:spin", "[direct=1]", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
+	  KEYS(spin_keys), { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN }, NULL, NULL },
 	/*
 	 * hybrid's period and suspend's usecs: poll about as long as one wake-up costs,
 	 * then sleep (the ski-rental rule: never more than twice the better choice). About

@@ -456,6 +456,27 @@ static void conn_read_ready(struct bp_conn *c)
 	}
 }
 
+bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs)
+{
+	uint64_t before = c->loop->bl.ctr.bytes_in;
+	int v = (int)busy_usecs;
+
+	if (c->io.dead || (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS)))
+		return false;
+	if (busy_usecs && !(c->flags & BP_CONN_BUSY_SET)) {
+		c->flags |= BP_CONN_BUSY_SET;
+		c->loop->bl.ctr.syscalls++;
+		/* Without it the read only reads; epoll's own busy poll still runs. */
+		(void)setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v));
+	}
+	c->loop->bl.ctr.direct_tried++;
+	conn_read_ready(c);
+	if (c->loop->bl.ctr.bytes_in == before && !c->io.dead)
+		return false;
+	c->loop->bl.ctr.direct_hit++;
+	return true;
+}
+
 /* ---- sending ---- */
 
 static void conn_sent_all(struct bp_conn *c)

@@ -35,6 +35,7 @@ enum {
 	BP_CONN_DGRAM_CONNECTED = 1u << 6,
 	BP_CONN_TIMESTAMPS = 1u << 7,   /* SO_TIMESTAMPING: receive with recvmsg and cmsg */
 	BP_CONN_RECV_RESTART = 1u << 8, /* completion: the armed receive was stopped to re-arm */
+	BP_CONN_BUSY_SET = 1u << 9,     /* direct reads (napi): SO_BUSY_POLL was tried on it */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u
@@ -147,11 +148,20 @@ struct bp_loop {
 	atomic_bool wake_pending;
 	struct bp_aio_loop *aio;     /* storage I/O state, made by the first bp_aio_queue_init */
 	void *user;
+	uint32_t direct_misses;      /* direct read passes in a row that found nothing */
+	uint32_t direct_run;         /* iterations in a row served without asking the backend */
 };
 
 /* Conn internals used by the dispatcher (core/conn.c). */
 void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev);
 void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev);
+/*
+ * bp_conn_read_direct - the loop reads c before asking the backend (core/loop.c):
+ * one pass of the readiness read. busy_usecs > 0: SO_BUSY_POLL is set on it first
+ * (once), so the read itself busy-polls the NAPI. Returns true when it found bytes
+ * or the end; false when c cannot be read directly or nothing was there.
+ */
+bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs);
 /* Close without callback and queue for freeing (loop destroy). */
 void bp_conn_discard(struct bp_conn *c);
 void bp_listener_discard(struct bp_listener *l);

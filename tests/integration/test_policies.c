@@ -257,6 +257,75 @@ static void timer_flag(struct bp_loop *loop, void *arg)
 	*(bool *)arg = true;
 }
 
+static void post_flag(struct bp_loop *loop, void *arg)
+{
+	*(bool *)arg = true;
+}
+
+/*
+ * Direct reads (core/loop.c): one hot connection that always has bytes, three idle
+ * ones and a timer. The hot one is read directly (counted when on, never when
+ * direct=0), and still the idle ones' bytes and the timer are served: the run bound
+ * sends the loop back to epoll.
+ */
+static void direct_reads(const char *text, bool on)
+{
+	struct bp_mode m;
+	struct bp_loop *loop;
+	struct sink s[4] = { 0 };
+	struct bp_timer t = { 0 };
+	int peer[4], mine;
+	bool fired = false, posted = false, all;
+	uint64_t deadline;
+	const struct bp_loop_counters *c;
+
+	if (!bpt_mode_usable(text, &m))
+		return;
+	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
+	for (int i = 0; i < 4; i++) {
+		tcp_pair(&mine, &peer[i]);
+		BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s[i], NULL) == 0, "%s: adopt: %s", text,
+			  bp_last_error());
+	}
+	/* nothing comes: the reads stop paying and the loop stops trying them */
+	for (int i = 0; i < 100; i++)
+		BPT_CHECK(bp_loop_run_once(loop, 0) >= 0, "%s: run: %s", text, bp_last_error());
+	c = bp_loop_counters(loop);
+	BPT_CHECK(c->direct_tried <= 4 * 8, "%s: %llu direct reads tried in 100 idle passes over 4 connections: "
+		  "the miss bound (8 passes) never sent the loop back to epoll alone", text,
+		  (unsigned long long)c->direct_tried);
+	for (int i = 0; i < 50; i++)
+		byte_in(loop, peer[0], &s[0], text);
+	for (int i = 1; i < 4; i++)
+		BPT_CHECK(send(peer[i], "y", 1, 0) == 1, "send: %s", strerror(errno));
+	BPT_CHECK(bp_timer_start(loop, &t, 1000, timer_flag, &fired) == 0, "timer");
+	/* posted work comes through the wake fd, which only epoll reports */
+	BPT_CHECK(bp_loop_post(loop, post_flag, &posted) == 0, "post: %s", bp_last_error());
+	deadline = bp_now_ns() + 10000000000ull;
+	do {
+		/* the hot connection has bytes on every pass */
+		BPT_CHECK(send(peer[0], "x", 1, 0) == 1, "send: %s", strerror(errno));
+		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
+		all = fired && posted && s[1].got && s[2].got && s[3].got;
+	} while (!all && bp_now_ns() < deadline);
+	BPT_CHECK(all, "%s: in 10 s beside a hot connection: timer %s, posted work %s, idle connections got "
+		  "%zu %zu %zu bytes: direct reads starved them", text, fired ? "fired" : "never fired",
+		  posted ? "ran" : "never ran", s[1].got, s[2].got, s[3].got);
+	c = bp_loop_counters(loop);
+	if (on)
+		BPT_CHECK(c->direct_hit > 0 && c->direct_tried >= c->direct_hit,
+			  "%s: %llu direct reads tried, %llu hit: the hot connection was never read directly", text,
+			  (unsigned long long)c->direct_tried, (unsigned long long)c->direct_hit);
+	else
+		BPT_CHECK(c->direct_tried == 0, "%s: direct=0 yet %llu direct reads tried", text,
+			  (unsigned long long)c->direct_tried);
+	printf("ok   %-40s every connection and the timer served; %llu direct reads tried, %llu hit\n", text,
+	       (unsigned long long)c->direct_tried, (unsigned long long)c->direct_hit);
+	for (int i = 0; i < 4; i++)
+		close(peer[i]);
+	bp_loop_destroy(loop);
+}
+
 static void hybrid(const char *backend)
 {
 	char text[64];
@@ -699,10 +768,14 @@ int main(void)
 	blocks("epoll:block");
 	blocks("uring:block");
 	blocks("uring:block,setup=plain");
-	blocks("epoll:napi,usecs=50,budget=8");
+	/* direct=0: a direct read would serve the byte without the blocking wait this checks */
+	blocks("epoll:napi,usecs=50,budget=8,direct=0");
 	blocks("uring:napi,usecs=50");
 	hybrid("epoll");
 	hybrid("uring");
+	direct_reads("epoll:spin", true);
+	direct_reads("epoll:napi,usecs=50", true);
+	direct_reads("epoll:spin,direct=0", false);
 	for (size_t i = 0; i < sizeof(sq_modes) / sizeof(sq_modes[0]); i++)
 		sqpoll(sq_modes[i]);
 

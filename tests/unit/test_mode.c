@@ -137,6 +137,11 @@ static void test_defaults_epoll(void **state)
 
 	m = parse_ok("epoll:spin");
 	assert_int_equal(m.policy, BP_POLICY_SPIN);
+	assert_false(m.direct_off); /* direct reads are on by default where they help */
+	m = parse_ok("epoll:spin,direct=0");
+	assert_true(m.direct_off); /* direct=0 turns them off */
+	m = parse_ok("epoll:napi,direct=0");
+	assert_true(m.direct_off);
 
 	m = parse_ok("epoll:hybrid");
 	assert_int_equal(m.policy, BP_POLICY_HYBRID);
@@ -320,7 +325,7 @@ static const struct bad_case bad_cases[] = {
 	{ "uring:suspend", { "uring: unknown policy 'suspend'", "(policies: block, napi, spin, hybrid, sqpoll)" } },
 	{ "epoll:napi:x", { "unknown policy 'napi:x'" } },
 	/* keys */
-	{ "epoll:napi,foo", { "epoll:napi: unknown key 'foo'", "(keys: usecs, budget, prefer)" } },
+	{ "epoll:napi,foo", { "epoll:napi: unknown key 'foo'", "(keys: usecs, budget, prefer, direct)" } },
 	{ "epoll:napi,foo=1", { "epoll:napi: unknown key 'foo'" } },
 	{ "epoll:napi,setup=plain", { "unknown key 'setup'" } },
 	{ "epoll:hybrid,usecs=1", { "epoll:hybrid: unknown key 'usecs'", "(keys: period)" } },
@@ -333,12 +338,14 @@ static const struct bad_case bad_cases[] = {
 	{ "uring:sqpoll,cpu=1024", { "uring:sqpoll: cpu=1024 is out of range (0..1023)" } },
 	{ "uring:napi,cpu=1", { "unknown key 'cpu'" } },
 	{ "uring:spin,spin", { "uring:spin: unknown key 'spin'", "(keys: setup)" } },
-	{ "epoll:spin,spin", { "epoll:spin takes no keys" } },
+	{ "epoll:spin,spin", { "epoll:spin: unknown key 'spin'", "(keys: direct)" } },
+	{ "epoll:spin,direct=2", { "epoll:spin: direct=2 is out of range (0..1)" } },
+	{ "epoll:block,direct=0", { "epoll:block takes no keys" } },
 	{ "uring:sqpoll,spin=2", { "spin='2' must be 0 or 1" } },
 	{ "uring:sqpoll,spin,spin", { "duplicate key 'spin'" } },
 	{ "epoll:block,usecs=1", { "epoll:block takes no keys" } },
 	{ "epoll:block,", { "epoll:block takes no keys" } },
-	{ "epoll:spin,prefer", { "epoll:spin takes no keys" } },
+	{ "epoll:spin,prefer", { "epoll:spin: unknown key 'prefer'" } },
 	{ "epoll:napi,usecs=1,usecs=2", { "duplicate key 'usecs'" } },
 	{ "epoll:napi,prefer,prefer=0", { "duplicate key 'prefer'" } },
 	{ "epoll:napi,", { "empty key" } },
