@@ -619,6 +619,95 @@ static void hello_flood(void)
 	printf("ok: %d refusals, %d log lines\n", HELLOS, lines);
 }
 
+/* The agent's resident memory (/proc/PID/status VmRSS), in KiB. */
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	BPT_CHECK(f, "cannot read %s", path);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	BPT_CHECK(kib > 0, "no VmRSS in %s", path);
+	return kib;
+}
+
+/*
+ * Finding 6: a key holder that pipelines requests and never reads the replies. Sealed
+ * HELLOs (each answered by a HELLO_OK several times its size) go in for as long as the
+ * agent takes them (at most PIPELINE_S seconds; on main before the bound the agent grew
+ * about 2.6 MB/s): the agent's RSS stays within 16 MiB of what it was, the agent ends
+ * the session once its unsent replies pass the bound (REPLY_QUEUE_MAX, door.c), and a
+ * second client is served.
+ */
+#define PIPELINE_S 10
+static void unread_pipeline(void)
+{
+	static uint8_t frame[CHAN_FRAME_MAX];
+	static struct ctl_msg m;
+	uint8_t wire[CTL_HDR_LEN + 64], sent[256];
+	size_t sent_len;
+	struct auth a;
+	long before = rss_kib(agent.pid), peak = before;
+	long long requests = 0, bytes = 0;
+	double t0 = now_s(), last_progress = t0;
+	int fd = bpt_connect(agent.port), len, n = 0, off = 0;
+	bool ended = false;
+	char who[64], line[160];
+
+	me(fd, who, sizeof(who));
+	raw_handshake(fd, key, sent, &sent_len, &a);
+	BPT_CHECK(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0, "O_NONBLOCK");
+	ctl_msg_init(&m, CTL_HELLO);
+	while (now_s() - t0 < PIPELINE_S && now_s() - last_progress < 2) {
+		ssize_t w;
+
+		if (off == n) {
+			m.seq = (uint32_t)requests + 1;
+			len = ctl_encode(&m, wire, sizeof(wire));
+			n = chan_seal(&a.chan, wire, (size_t)len, frame, sizeof(frame));
+			off = 0;
+			requests++;
+		}
+		w = send(fd, frame + off, (size_t)(n - off), MSG_NOSIGNAL);
+		if (w > 0) {
+			off += (int)w;
+			bytes += w;
+			last_progress = now_s();
+		} else {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			if (w < 0 && (errno == ECONNRESET || errno == EPIPE)) {
+				ended = true; /* the agent ended it: what the bound is for */
+				break;
+			}
+			BPT_CHECK(w < 0 && errno == EAGAIN, "send: %s", strerror(errno));
+			(void)poll(&p, 1, 100);
+		}
+		if (requests % 4096 == 0) {
+			long r = rss_kib(agent.pid);
+
+			peak = r > peak ? r : peak;
+		}
+	}
+	peak = rss_kib(agent.pid) > peak ? rss_kib(agent.pid) : peak;
+	printf("unread pipeline: %lld requests (%lld bytes) in %.1f s, agent RSS %ld -> %ld KiB\n", requests,
+	       bytes, now_s() - t0, before, peak);
+	good_client("while a session pipelines and never reads");
+	BPT_CHECK(peak - before < 16 * 1024, "the agent grew by %ld KiB for a session that never reads its "
+		  "replies (%lld requests pipelined): its reply queue is not bounded", peak - before, requests);
+	close_reset(fd);
+	snprintf(line, sizeof(line), "%sits replies are not read", who);
+	BPT_CHECK(ended && bpt_agent_wait_log(&agent, line, 5000), "the session that never reads was not ended "
+		  "(no log line '%s')", line);
+	printf("ok: an unread pipeline leaves the agent's RSS bounded\n");
+}
+
 /*
  * Sessions whose log lines nobody reads (more than a pipe holds) do not stop the
  * agent: lines that would block are dropped, and the next line that goes says how
@@ -832,6 +921,7 @@ int main(void)
 	replayed();
 	stalled_and_garbage();
 	after_authentication();
+	unread_pipeline();
 	flood();
 	slow_client_in_flood();
 	startups_and_busy();

@@ -255,6 +255,14 @@ static size_t on_auth_bytes(struct peer *p, const uint8_t *data, size_t len)
 
 /* ---- sessions ---- */
 
+/*
+ * A session's unsent replies (what neither the kernel nor the client took) past this
+ * many bytes: the session is ended. A client that reads its replies never gets near it
+ * (the socket buffers hold megabytes more); one that pipelines and never reads would
+ * otherwise grow the agent without bound until the TCP user timeout.
+ */
+#define REPLY_QUEUE_MAX (4u << 20)
+
 /* Open every whole record in data, answer each. Returns what it used; p may be gone after. */
 static size_t serve_records(struct peer *p, const uint8_t *data, size_t len)
 {
@@ -282,6 +290,10 @@ static size_t serve_records(struct peer *p, const uint8_t *data, size_t len)
 		f = chan_seal(&p->auth.chan, d->reply, rlen, d->frame, sizeof(d->frame));
 		if (f < 0 || bp_conn_send(p->c, d->frame, (size_t)f) < 0) {
 			refuse(p, "cannot send a reply");
+			return len;
+		}
+		if (bp_conn_pending(p->c) > REPLY_QUEUE_MAX) {
+			refuse(p, "its replies are not read (more than %u KiB unsent)", REPLY_QUEUE_MAX >> 10);
 			return len;
 		}
 		if (end) {
