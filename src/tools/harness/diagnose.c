@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The busy-poll diagnosis (tools/harness/diagnose.h): the rules in order, each a
+ * cause and what to change, over facts the caller gathered.
+ */
+#include "tools/harness/diagnose.h"
+
+#include <stdio.h>
+
+bool diag_explain(const struct diag_facts *f, char *buf, size_t len)
+{
+	const char *d = f->dev && f->dev[0] ? f->dev : "the device";
+	int n;
+
+	if (len)
+		buf[0] = '\0';
+	if (!f->busy_poll_mode || f->bprx_per_tx >= DIAG_PROOF_MIN)
+		return false;
+	n = snprintf(buf, len, "%s on the %s: ", f->side ? f->side : "side", f->where ? f->where : "path");
+	if (n < 0 || (size_t)n >= len)
+		return true;
+	buf += n;
+	len -= (size_t)n;
+	if (f->dev_napis == 0)
+		snprintf(buf, len, "%s has no NAPI (loopback has none), so busy polling has nothing to poll; "
+			 "run over a device with NAPI (a NIC, or veth with gro on)", d);
+	else if (f->veth && f->gro == DIAG_OFF)
+		snprintf(buf, len, "GRO is off for %s: veth gives its packets no NAPI id without it, so busy polling "
+			 "has nothing to poll; turn it on: ethtool -K %s gro on", d, d);
+	else if (f->tso == DIAG_ON)
+		snprintf(buf, len, "TSO is on for %s: TSO-sized packets skip the %s NAPI, so busy polling never "
+			 "receives them; turn it off: ethtool -K %s tso off", d, f->veth ? "veth" : "device's", d);
+	else if (f->served_napis == 0)
+		snprintf(buf, len, "the sockets have no NAPI id (their packets did not come through a NAPI on %s), "
+			 "so busy polling has nothing to poll; on veth turn gro on and tso off on both ends", d);
+	else if (!f->mode_usecs && f->sysctl_busy_poll == 0 && f->sysctl_busy_read == 0)
+		snprintf(buf, len, "the mode sets no busy-poll time and net.core.busy_poll and net.core.busy_read "
+			 "are 0; give the mode usecs=50, or sysctl -w net.core.busy_poll=50");
+	else if (f->suspend_mode && !f->mode_usecs)
+		snprintf(buf, len, "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so "
+			 "the interrupt path takes the packets; give the mode usecs=30 (its default)");
+	else if (f->threaded == DIAG_ON)
+		snprintf(buf, len, "threaded NAPI is on for %s: its kernel thread takes the packets before the "
+			 "busy-poll loop does; turn it off: echo 0 > /sys/class/net/%s/threaded", d, d);
+	else if (f->flows > f->threads && f->threads > 0)
+		snprintf(buf, len, "%d flows on %d thread%s: each wait finds work ready and rarely needs to busy "
+			 "poll; run one flow per thread to see it", f->flows, f->threads, f->threads == 1 ? "" : "s");
+	else
+		snprintf(buf, len, "no cause found in the path (%s: NAPIs, GRO, TSO, NAPI ids, sysctls as expected); "
+			 "check the queue the flows arrive on is one the socket's NAPI id names", d);
+	return true;
+}
