@@ -129,7 +129,7 @@ int bp_loop_kthreads(const struct bp_loop *loop, struct bp_loop_kthread *out, si
 /* bp_now_ns - CLOCK_MONOTONIC in ns (vDSO, no syscall). */
 uint64_t bp_now_ns(void);
 
-/* bp_loop_now_ns - the loop's cached CLOCK_MONOTONIC, refreshed after every wait. */
+/* bp_loop_now_ns - the loop's cached CLOCK_MONOTONIC, refreshed at every pass (after its wait). */
 uint64_t bp_loop_now_ns(const struct bp_loop *loop);
 
 /*

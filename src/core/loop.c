@@ -229,12 +229,13 @@ int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
 	if (loop->aio && bp_aio_before_wait(loop))
 		timeout_ns = 0;
 	loop->bl.nev = 0;
+	t0 = loop->now_ns = bp_now_ns();
+	/* a direct read's callbacks see the time of this pass, as after a wait */
 	if (loop_read_direct(loop)) {
-		loop->last_activity_ns = loop->now_ns = bp_now_ns();
+		loop->last_activity_ns = t0;
 		n = 1;
 		goto after_dispatch;
 	}
-	t0 = loop->now_ns = bp_now_ns();
 	n = loop->be->wait(&loop->bl, timeout_ns);
 	t1 = loop->now_ns = bp_now_ns();
 	loop->bl.ctr.waits++;
