@@ -240,14 +240,11 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 	if (side->client_leave)
 		side->client_leave(side->ctx);
 	if (ret) {
-		char *advice = strstr(err, "; lower --rate");
-
 		cell->saturated = ret == -EOVERFLOW;
 		cell->failed = !cell->saturated;
-		/* rr's advice names rr's options; compare takes --rates and --flows, not --max-outstanding */
-		if (cell->saturated && advice)
-			snprintf(advice, sizeof(err) - (size_t)(advice - err), "; lower --rates or add --flows");
-		snprintf(cell->error, sizeof(cell->error), "%s", err);
+		/* what to do, in compare's options (it takes --rates and --flows, not --max-outstanding) */
+		snprintf(cell->error, sizeof(cell->error), "%.470s%s", err,
+			 cell->saturated ? "; lower --rates or add --flows" : "");
 		return;
 	}
 	if (res->interrupted)

@@ -390,7 +390,7 @@ static void overloaded(struct rr_cthread *t, uint64_t outstanding)
 	run_worker_fail(&t->w, -EOVERFLOW,
 			"--rate %g: %llu requests due and not answered%s, more than --max-outstanding %llu: the "
 			"server cannot keep up, or --flows %d is too few (a flow has one request in flight at a "
-			"time); lower --rate, add --flows, or raise --max-outstanding",
+			"time)",
 			o->rate, (unsigned long long)outstanding, where, (unsigned long long)rr_max_outstanding(o),
 			o->flows);
 }

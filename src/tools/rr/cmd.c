@@ -46,7 +46,7 @@ static int run_server(const struct rr_opts *o)
 	int ret = rr_server_start(o, &s, err, sizeof(err));
 
 	if (ret) {
-		bp_tool_error("rr", "%s", err);
+		bp_tool_error("rr", "%s%s", err, ret == -EOVERFLOW ? "; " RR_OVERLOAD_ADVICE : "");
 		return bp_exit_for(ret);
 	}
 	if (!o->quiet)
@@ -79,7 +79,7 @@ static int run_client(const struct rr_opts *o)
 	if (!ret || rr_measured(res))
 		rr_print(stdout, res, o->format);
 	if (ret) {
-		bp_tool_error("rr", "%s", err);
+		bp_tool_error("rr", "%s%s", err, ret == -EOVERFLOW ? "; " RR_OVERLOAD_ADVICE : "");
 		ret = bp_exit_for(ret);
 	} else {
 		ret = res->interrupted ? BP_EXIT_INTERRUPTED : BP_EXIT_OK;

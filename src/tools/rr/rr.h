@@ -119,7 +119,10 @@ void rr_server_stop(struct rr_server *s);
  * Returns 0, or -errno with a one-line message in err (server unreachable, refused,
  * gone mid-run, fd limit, mode not allowed); when the run had started, what it
  * measured is in res too, with the reason in res->failed (rr_measured says so).
+ * -EOVERFLOW: an open loop the server did not keep up with; err says what happened,
+ * the caller adds what to do in its own options (RR_OVERLOAD_ADVICE for rr's).
  */
+#define RR_OVERLOAD_ADVICE "lower --rate, add --flows, or raise --max-outstanding"
 int rr_client_run(const struct rr_opts *o, volatile sig_atomic_t *stop, struct rr_result *res,
 		  char *err, size_t errlen);
 
