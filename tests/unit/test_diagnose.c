@@ -38,7 +38,7 @@ static void no_line_when_busy_polling_ran(void **state)
 	f.bprx_per_tx = 0.99;
 	if (diag_explain(&f, buf, sizeof(buf)) || buf[0])
 		fail_msg("busy polling ran (0.99 BusyPollRxPackets/tx): no diagnosis wanted, got '%s'", buf);
-	f.bprx_per_tx = DIAG_PROOF_MIN;
+	f.bprx_per_tx = EV_PROOF_MIN;
 	if (diag_explain(&f, buf, sizeof(buf)))
 		fail_msg("the threshold itself is proof that busy polling ran: got '%s'", buf);
 	f = good();

@@ -129,7 +129,7 @@ static void test_unproven_excluded(void **state)
 		c[i] = (struct tune_cand){ .busy_poll = true, .bprx_per_tx = 1, .cpu = 1 + i,
 					   .samples = s[i], .alive = true, .p99 = 30,
 					   .p99_lo = 20, .p99_hi = 40 };
-	c[0].bprx_per_tx = TUNE_PROOF_MIN / 2; /* the cheapest, without the kernel's proof */
+	c[0].bprx_per_tx = EV_PROOF_MIN / 2; /* the cheapest, without the kernel's proof */
 	struct tune_goal g = { .kind = TUNE_GOAL_P99, .p99_us = 50 };
 	int best, runner;
 	assert_true(tune_pick(c, 3, &g, &best, &runner));

@@ -19,8 +19,6 @@
 #define CMP_MAX_RATES 16
 #define CMP_MAX_CELLS 1024         /* modes x flows x rates */
 #define CMP_MAX_NAPI 8
-/* Below this many BusyPollRxPackets per transaction, busy polling did not really run. */
-#define CMP_PROOF_MIN 0.01
 #define CMP_MAX_COAL 2        /* coalescing settings side by side (--coalesce-matrix) */
 
 struct cmp_opts {
@@ -98,7 +96,7 @@ struct cmp_cell {
 	double syscalls_client_per_tx, syscalls_server_per_tx;
 	uint64_t transactions;     /* of the median run */
 	bool busy_poll_mode_client, busy_poll_mode_server;
-	bool proof_missing;        /* a busy-poll side with under CMP_PROOF_MIN BusyPollRxPackets/tx */
+	bool proof_missing;        /* a busy-poll side with under EV_PROOF_MIN BusyPollRxPackets/tx */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */
 	double d_cpu_pct;          /* CPU us/tx against the baseline's: which mode saves CPU (NAN: none to compare) */
 	bool have_baseline;
@@ -181,7 +179,7 @@ int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
 /* ---- the proof flag (proof.c) ---- */
 /*
  * cmp_side_unproven - the cell's client side (client true) or server side ran a
- * busy-poll mode, yet shows under CMP_PROOF_MIN BusyPollRxPackets per transaction:
+ * busy-poll mode, yet shows under EV_PROOF_MIN BusyPollRxPackets per transaction:
  * kernel busy polling (almost) never ran there. False for a side in a blocking mode.
  */
 bool cmp_side_unproven(const struct cmp_cell *c, bool client);
@@ -190,6 +188,13 @@ bool cmp_side_unproven(const struct cmp_cell *c, bool client);
  * spread (min, max) and mean. Nothing when it has no run.
  */
 void cmp_cell_fill(struct cmp_cell *c);
+/* A figure's spread over a cell's runs. */
+struct cmp_spread {
+	double min, max, mean;
+};
+/* cmp_lat_spread - latency k (lat_names' order) over the cell's runs: min, max and
+ * mean; NAN each when it has no run. */
+struct cmp_spread cmp_lat_spread(const struct cmp_cell *c, int k);
 /* cmp_proof_missing - either side unproven: the cell's '!' (cmp_cell.proof_missing). */
 bool cmp_proof_missing(const struct cmp_cell *c);
 /* cpu_list - "0,1,2" into buf. */

@@ -200,7 +200,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			mode_label(r, c, label, sizeof(label));
 			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
 				     "transaction on the %s: kernel busy polling (almost) never ran%s%s%s\n",
-				label, c->flows, c->flows == 1 ? "" : "s", CMP_PROOF_MIN,
+				label, c->flows, c->flows == 1 ? "" : "s", EV_PROOF_MIN,
 				cmp_side_unproven(c, true)
 					? (cmp_side_unproven(c, false) ? "client and server" : "client")
 					: "server",

@@ -9,8 +9,8 @@
 bool cmp_side_unproven(const struct cmp_cell *c, bool client)
 {
 	if (client)
-		return c->busy_poll_mode_client && c->bprx_client_per_tx < CMP_PROOF_MIN;
-	return c->busy_poll_mode_server && c->bprx_server_per_tx < CMP_PROOF_MIN;
+		return c->busy_poll_mode_client && c->bprx_client_per_tx < EV_PROOF_MIN;
+	return c->busy_poll_mode_server && c->bprx_server_per_tx < EV_PROOF_MIN;
 }
 
 bool cmp_proof_missing(const struct cmp_cell *c)

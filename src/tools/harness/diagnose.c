@@ -14,7 +14,7 @@ bool diag_explain(const struct diag_facts *f, char *buf, size_t len)
 
 	if (len)
 		buf[0] = '\0';
-	if (!f->busy_poll_mode || f->bprx_per_tx >= DIAG_PROOF_MIN)
+	if (!f->busy_poll_mode || f->bprx_per_tx >= EV_PROOF_MIN)
 		return false;
 	n = snprintf(buf, len, "%s on the %s: ", f->side ? f->side : "side", f->where ? f->where : "path");
 	if (n < 0 || (size_t)n >= len)

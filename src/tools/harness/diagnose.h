@@ -21,8 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The fraction of transactions busy polling must have received to count as run. */
-#define DIAG_PROOF_MIN 0.01
+#include "tools/harness/evidence.h"
 
 /* A tri-state fact: read and false, read and true, or not known. */
 enum diag_tri { DIAG_UNKNOWN = -1, DIAG_OFF = 0, DIAG_ON = 1 };
@@ -45,7 +44,7 @@ struct diag_facts {
 };
 
 /*
- * diag_explain - when f is a busy-poll side that shows under DIAG_PROOF_MIN
+ * diag_explain - when f is a busy-poll side that shows under EV_PROOF_MIN
  * BusyPollRxPackets per transaction, write into buf (len bytes, always
  * terminated) one line without a newline: "client on the test bed: CAUSE; FIX".
  * Returns true when a line was written, false (buf "") when busy polling ran or

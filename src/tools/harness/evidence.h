@@ -38,6 +38,11 @@
 
 #include <busypoll/busypoll.h>
 
+/* BusyPollRxPackets per transaction (or per I/O) below which a side that ran a busy-poll
+ * mode is unproven: busy polling (almost) never ran. The one threshold of every tool
+ * (compare's '!', the diagnosis, tune's proof rule). */
+#define EV_PROOF_MIN 0.01
+
 #define EV_MAX_NAPI 8
 #define EV_MAX_THREADS 16     /* threads named per side (all are counted) */
 #define EV_MAX_HELPERS 8      /* io_uring helper threads per loop thread */

@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* tune's search rules: the contract and the stated halving rule are in search.h. */
 #include "tools/tune/search.h"
+#include "tools/common/values.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 bool tune_quantile_ci(double *v, size_t n, double q, double *est, double *lo, double *hi)
 {
 	if (n == 0 || !(q > 0 && q < 1))
 		return false;
-	qsort(v, n, sizeof(*v), cmp_double);
+	tool_sort_doubles(v, n);
 	double mid = n * q, half = TUNE_CI_Z * sqrt(n * q * (1 - q));
 	size_t k = (size_t)ceil(mid);
 	if (k < 1)
@@ -35,7 +30,7 @@ void tune_measure(struct tune_cand *c)
 
 bool tune_proven(const struct tune_cand *c)
 {
-	return !c->busy_poll || c->bprx_per_tx >= TUNE_PROOF_MIN;
+	return !c->busy_poll || c->bprx_per_tx >= EV_PROOF_MIN;
 }
 
 /* may_meet - c's interval reaches down to the P99 goal. */

@@ -20,9 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* BusyPollRxPackets per transaction below which a busy-poll side is unproven
- * (the same threshold as compare's '!', CMP_PROOF_MIN). */
-#define TUNE_PROOF_MIN 0.01
+#include "tools/harness/evidence.h" /* EV_PROOF_MIN: a busy-poll side below it is unproven */
+
 /* Relative CPU (or TPS) difference within which two candidates are tied. */
 #define TUNE_TIE_FRAC 0.05
 /* z for the two-sided 95% interval of the order-statistic CI. */
@@ -65,7 +64,7 @@ bool tune_quantile_ci(double *v, size_t n, double q, double *est, double *lo, do
 void tune_measure(struct tune_cand *c);
 
 /* tune_proven - c may be recommended: not busy-polling, or BusyPollRxPackets/tx at
- * least TUNE_PROOF_MIN. */
+ * least EV_PROOF_MIN. */
 bool tune_proven(const struct tune_cand *c);
 
 /* tune_better - a ranks strictly before b for goal g (no tie rule applied). */
