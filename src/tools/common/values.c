@@ -447,3 +447,15 @@ int tool_pick_role(bool server, bool client, char *err, size_t errlen)
 		return tool_fail(err, errlen, "one of --server or --client HOST is required");
 	return 0;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void tool_sort_doubles(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+}

@@ -118,4 +118,8 @@ int tool_wait_fd(int fd, short events, int timeout_ms);
  */
 int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms);
 
+/* tool_sort_doubles - v[0..n) in ascending order, in place (the one comparator of
+ * every median, quantile and spread the tools take). */
+void tool_sort_doubles(double *v, size_t n);
+
 #endif

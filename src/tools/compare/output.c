@@ -45,29 +45,6 @@ static const char *proof_reason(const struct cmp_report *r, const struct cmp_cel
 	return "";
 }
 
-/* A latency's spread over a cell's runs. */
-struct spread {
-	double min, max, mean;
-};
-
-/* spread_of - latency k (lat_names' order) of the cell's runs: min, max, mean; NAN each without a run. */
-static struct spread spread_of(const struct cmp_cell *c, int k)
-{
-	struct spread s = { NAN, NAN, NAN };
-	double sum = 0;
-
-	for (int i = 0; i < c->runs; i++) {
-		double v = c->sample[i].lat_us[k];
-
-		s.min = i && s.min < v ? s.min : v;
-		s.max = i && s.max > v ? s.max : v;
-		sum += v;
-	}
-	if (c->runs)
-		s.mean = sum / c->runs;
-	return s;
-}
-
 /* offered_text - the cell's offered rate: "max" (the closed loop) or requests/s. */
 static void offered_text(const struct cmp_cell *c, char *buf, size_t len)
 {
@@ -176,7 +153,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			c->lat_us[6], d50, d99, c->cpu_us_per_tx, dc, c->client_util.total, c->server_util.total,
 			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "");
 		if (c->runs > 1) {
-			struct spread p50 = spread_of(c, 2), p99 = spread_of(c, 4);
+			struct cmp_spread p50 = cmp_lat_spread(c, 2), p99 = cmp_lat_spread(c, 4);
 
 			fprintf(out, "%-*s %5s %10s over %d runs: tx/s %.0f..%.0f (%.1f%%) mean %.0f; P50 %.1f..%.1f "
 				     "mean %.1f; P99 %.1f..%.1f mean %.1f\n",
@@ -268,7 +245,7 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_double(e, "tps_max", c->tps_max);
 	em_double(e, "tps_mean", c->runs ? c->tps_mean : NAN);
 	for (int k = 2; k <= 4; k += 2) {
-		struct spread sp = spread_of(c, k);
+		struct cmp_spread sp = cmp_lat_spread(c, k);
 		char key[32];
 
 		snprintf(key, sizeof(key), "%s_us_min", lat_names[k]);

@@ -1,24 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * compare's spread: a cell's runs (samples) into its median figures, the tx/s
- * spread (min..max) and mean. Pure arithmetic on the samples, so a test can call
- * it with figures made by hand.
+ * spread (min..max) and mean, and a latency's spread. Pure arithmetic on the
+ * samples, so a test can call it with figures made by hand.
  */
+#include <math.h>
 #include <stdlib.h>
 
+#include "tools/common/values.h"
 #include "tools/compare/compare.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* median - of v[0..n) (n >= 1), v sorted in place. */
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	tool_sort_doubles(v, (size_t)n);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -71,4 +66,21 @@ void cmp_cell_fill(struct cmp_cell *c)
 	MEDIAN_OF(late_pct);
 #undef MEDIAN_OF
 	c->cpu_us_per_tx = c->client_cpu_us_per_tx + c->server_cpu_us_per_tx;
+}
+
+struct cmp_spread cmp_lat_spread(const struct cmp_cell *c, int k)
+{
+	struct cmp_spread s = { NAN, NAN, NAN };
+	double sum = 0;
+
+	for (int i = 0; i < c->runs; i++) {
+		double v = c->sample[i].lat_us[k];
+
+		s.min = i && s.min < v ? s.min : v;
+		s.max = i && s.max > v ? s.max : v;
+		sum += v;
+	}
+	if (c->runs)
+		s.mean = sum / c->runs;
+	return s;
 }

@@ -26,6 +26,7 @@
 
 #include <liburing.h>
 
+#include "tools/common/values.h"
 #include "tools/pingpong/pingpong.h"
 
 #define BATCHES 7
@@ -37,13 +38,6 @@ struct calib_job {
 	int err;
 	char msg[200];
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* median_ns - run fn(arg) CALLS times per batch; the median batch's ns per call. */
 static double median_ns(void (*fn)(void *), void *arg)
@@ -58,7 +52,7 @@ static double median_ns(void (*fn)(void *), void *arg)
 			fn(arg);
 		per[b] = (double)(bp_now_ns() - t0) / CALLS;
 	}
-	qsort(per, BATCHES, sizeof(per[0]), cmp_double);
+	tool_sort_doubles(per, BATCHES);
 	return per[BATCHES / 2];
 }
 
