@@ -299,10 +299,10 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 		em_double(e, "p99_vs_base_pct", c->d_p99_pct);
 		em_double(e, "cpu_vs_base_pct", c->d_cpu_pct);
 	} else {
-		em_null(e, "cpu_vs_base_pct");
 		em_null(e, "tps_vs_base_pct");
 		em_null(e, "p50_vs_base_pct");
 		em_null(e, "p99_vs_base_pct");
+		em_null(e, "cpu_vs_base_pct");
 	}
 	em_end(e);
 }
