@@ -81,18 +81,19 @@ const char *perf_rw_name(enum perf_rw rw)
 	return "?";
 }
 
+bool perf_rw_mixed(enum perf_rw rw)
+{
+	return rw == PERF_RW_RANDRW || rw == PERF_RW_RW;
+}
+
 bool perf_rw_reads(const struct perf_opts *o)
 {
-	bool mixed = o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW;
-
-	return o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD || (mixed && o->rwmixread > 0);
+	return o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD || (perf_rw_mixed(o->rw) && o->rwmixread > 0);
 }
 
 bool perf_rw_writes(const struct perf_opts *o)
 {
-	bool mixed = o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW;
-
-	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (mixed && o->rwmixread < 100);
+	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (perf_rw_mixed(o->rw) && o->rwmixread < 100);
 }
 
 /* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */

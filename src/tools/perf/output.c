@@ -67,7 +67,7 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	em_string(e, "nqn", o->nqn, sizeof(o->nqn));
 	em_u64(e, "nsid", o->nsid);
 	em_string(e, "rw", perf_rw_name(o->rw), 16);
-	em_int(e, "rwmixread", o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW ? o->rwmixread : o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD ? 100 : 0);
+	em_int(e, "rwmixread", perf_rw_mixed(o->rw) ? o->rwmixread : o->rw == PERF_RW_READ || o->rw == PERF_RW_RANDREAD ? 100 : 0);
 	em_u64(e, "bs", o->bs);
 	em_int(e, "iodepth", o->iodepth);
 	em_int(e, "iodepth_batch", o->iodepth_batch);
@@ -217,7 +217,7 @@ static void print_dir(FILE *out, const char *name, const struct perf_result *r, 
 static void workload_line(FILE *out, const struct perf_opts *o)
 {
 	fprintf(out, "%s", perf_rw_name(o->rw));
-	if (o->rw == PERF_RW_RANDRW || o->rw == PERF_RW_RW)
+	if (perf_rw_mixed(o->rw))
 		fprintf(out, " (rwmixread %d)", o->rwmixread);
 	fprintf(out, ", bs %u, iodepth %d (submit batch %d, reap %d..%d%s)", o->bs, o->iodepth, o->batch, o->reap_min,
 		o->reap_max, o->reap_poll ? ", polling" : "");

@@ -103,7 +103,9 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_
 void perf_opts_resolve(struct perf_opts *o);
 /* perf_rw_name - "randread" etc. */
 const char *perf_rw_name(enum perf_rw rw);
-/* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (randrw by its mix)? */
+/* perf_rw_mixed - does the pattern mix reads and writes by rwmixread (randrw, rw)? */
+bool perf_rw_mixed(enum perf_rw rw);
+/* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (a mixed one by its mix)? */
 bool perf_rw_reads(const struct perf_opts *o);
 bool perf_rw_writes(const struct perf_opts *o);
 
