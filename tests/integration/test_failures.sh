@@ -23,6 +23,10 @@ wait_for() {
 	return 1
 }
 
+# fresh FILE...: remove what an earlier case wrote, so that a wait on a file sees only
+# the new process's lines (the background process truncates it only once it runs).
+fresh() { rm -f "$@"; }
+
 # first_run_done PID: a pingpong client's first run has ended (each run has a thread of
 # its own, after the main one: the first of them is gone). Waits at most 30 s.
 first_run_done() {
@@ -63,6 +67,7 @@ rr_case() {
 	spid=$!
 	pids+=("$spid")
 	bpt_wait_until 30 bpt_listening "$port" || die "the rr server never listened on $port (30 s)"
+	fresh "$tmp/rr.out" "$tmp/rr.err"
 	"$BP" rr --client 127.0.0.1 --port "$port" -l 4 --warmup 0.2 -I 0.2 --format "$fmt" \
 		>"$tmp/rr.out" 2>"$tmp/rr.err" &
 	cpid=$!
@@ -94,6 +99,7 @@ pp_case() {
 	spid=$!
 	pids+=("$spid")
 	bpt_wait_until 30 bpt_udp_bound "$port" || die "the pingpong server never bound UDP port $port (30 s)"
+	fresh "$tmp/pp.out" "$tmp/pp.err"
 	"$BP" pingpong --client 127.0.0.1 --port "$port" --runs 40 -n 20000 --warmup-count 100 --timeout 1 \
 		--format "$fmt" >"$tmp/pp.out" 2>"$tmp/pp.err" &
 	cpid=$!
@@ -132,6 +138,7 @@ perf_case() {
 	tpid=$!
 	pids+=("$tpid")
 	bpt_wait_until 30 bpt_listening "$port" || die "the target never listened on $port (30 s)"
+	fresh "$tmp/perf.out" "$tmp/perf.err"
 	"$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" --runtime 6 --io-timeout 1 --interval 0.2 \
 		--format json >"$tmp/perf.out" 2>"$tmp/perf.err" &
 	cpid=$!
@@ -150,6 +157,7 @@ perf_case STOP "io-timeout"
 perf_case KILL "target 127.0.0.1"
 
 port=$((port + 1))
+fresh "$tmp/perf.out" "$tmp/perf.err"
 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" --spawn-target "--ns ram:16M" --runtime 6 --io-timeout 1 \
 	--interval 0.2 --format json >"$tmp/perf.out" 2>"$tmp/perf.err" &
 cpid=$!
