@@ -450,13 +450,18 @@ refused "--coalesce-matrix goes with --remote HOST" compare --coalesce-matrix
 refused "--coalesce rx-usec=0: unknown coalescing key 'rx-usec'" compare --remote 127.0.0.1 --coalesce rx-usec=0
 refused "--coalesce and --coalesce-matrix exclude each other" compare --remote 127.0.0.1 --coalesce rx-usecs=0 --coalesce-matrix
 refused "--loopback and --remote exclude each other" compare --remote 127.0.0.1 --loopback
-refused "--remote no.such.host.invalid: no.such.host.invalid does not resolve here" compare --remote no.such.host.invalid
+refused "--remote no.such.host.invalid: no.such.host.invalid does not resolve here (" compare --remote no.such.host.invalid
+! grep -q -- "--server-addr" "$tmp/err" || fail "an agent host that does not resolve is told to give --server-addr: $(cat "$tmp/err")"
 refused "--server-addr no.such.host.invalid: does not resolve here" compare --remote 127.0.0.1 --server-addr no.such.host.invalid
 refused "--remote 127.0.0.1: a standing agent is HOST:PORT" compare --remote 127.0.0.1 --key-file "$tmp/open.key"
 refused "is open to group or others (mode 0644)" compare --remote 127.0.0.1:7100 --key-file "$tmp/open.key"
 refused "cannot open key file" compare --remote 127.0.0.1:7100 --key-file "$tmp/no.key"
 refused "--key-file reaches a standing agent over TCP: --ssh is for ssh" compare --remote 127.0.0.1:7100 --key-file k --ssh ssh
 refused "--remote user@: no host after the '@'" compare --remote user@
+refused "--remote 127.0.0.1:7100: HOST:PORT needs --key-file FILE" compare --remote 127.0.0.1:7100
+refused "--remote u@[::1]:7100: HOST:PORT needs --key-file FILE" pingpong --client ::1 --remote "u@[::1]:7100"
+printf '%064d\n' 0 >"$tmp/good.key" && chmod 600 "$tmp/good.key"
+refused "--remote no.such.host.invalid:7100: the agent host no.such.host.invalid does not resolve here" compare --remote no.such.host.invalid:7100 --key-file "$tmp/good.key"
 refused "--server-cpus goes with --remote HOST" pingpong --client 127.0.0.1 --server-cpus 0
 refused "--server-mode goes with --remote HOST" pingpong --client 127.0.0.1 --server-mode epoll:block
 refused "--server-cpus 0,1: one CPU" pingpong --client 127.0.0.1 --remote h --server-cpus 0,1

@@ -71,8 +71,8 @@ static int resolve(struct cmp_opts *o, char *err, size_t errlen)
 	if (rc || !ai) {
 		if (o->server_addr[0])
 			return tool_fail(err, errlen, "--server-addr %s: does not resolve here: %s", host, gai_strerror(rc));
-		return tool_fail(err, errlen, "--remote %s: %s does not resolve here (%s); give the server's data "
-				 "address with --server-addr ADDR", o->remote.remote, host, gai_strerror(rc));
+		return tool_fail(err, errlen, "--remote %s: %s does not resolve here (%s): name the agent's host as "
+				 "this host resolves it", o->remote.remote, host, gai_strerror(rc));
 	}
 	bp_format_addr(ai->ai_addr, o->server_ip, sizeof(o->server_ip));
 	freeaddrinfo(ai);
