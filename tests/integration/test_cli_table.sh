@@ -405,6 +405,8 @@ refused "--response-size 0" compare -R 0
 refused "--client-cpus 100000" compare --client-cpus 100000
 refused "--server-cpus 100000" compare --server-cpus 100000
 refused "--plot" compare --plot /nonexistent/x.svg
+refused "--plot x.png: the plot is SVG, give a name ending in .svg" compare --plot x.png
+refused "--plot /tmp/.svg: the plot is SVG" compare --plot /tmp/.svg
 refused "--format yaml" modes --format yaml
 refused "--check" modes --check epoll:nope
 refused "--queues 0" testbed up --name "$bed" --queues 0
