@@ -310,6 +310,12 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 		return rc;
 	snprintf(r->agent, sizeof(r->agent), "%s", a.where);
 	r->agent_pid = a.hello.pid;
+	/*
+	 * this end's agent first: at its start it restores what a killed session left, so
+	 * the ends are read after every restore, as the first cell finds them
+	 */
+	if (local_agent && (rc = agent_local(&la, NULL, err, errlen)))
+		goto out;
 	if ((rc = local_end(r, err, errlen)) || (rc = remote_end(r, &a, err, errlen)))
 		goto out;
 	snprintf(r->path, sizeof(r->path), "two hosts: %.30s (%s, %.40s) -> %.30s (%s, %.40s)", r->ends[0].host, r->ends[0].dev,
@@ -320,11 +326,8 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
 		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
 	/* this end's changes go through an agent too: journalled, restored if we are killed */
-	if (local_agent) {
-		if ((rc = agent_local(&la, NULL, err, errlen)))
-			goto out;
+	if (local_agent)
 		journal_local_napis(r, &la);
-	}
 	if (o->coalesce[0])
 		rc = block(r, &rs, local_agent ? &la : NULL, o->coalesce, 0, err, errlen);
 	else
