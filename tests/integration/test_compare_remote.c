@@ -495,6 +495,51 @@ static void restores(void)
 	printf("ok: the agent SIGKILLed mid-run and started again: B's NAPI restored from its journal\n");
 }
 
+/*
+ * 5. a host another session holds: while one compare runs through the standing agent, a
+ * second is refused before any cell (exit 2, one line on stderr naming the holder, nothing
+ * on stdout); the first runs on and restores as always
+ */
+static void busy_host(void)
+{
+	struct bp_napi_info b0;
+	char out[96], log[96], out2[96], err2[96];
+	const char *plain[] = { "--modes", "epoll:block", "-q", NULL };
+	FILE *f;
+	char line[1024];
+	int lines = 0;
+	pid_t pid;
+
+	path_in(out, sizeof(out), "holder.txt");
+	path_in(log, sizeof(log), "holder.log");
+	path_in(out2, sizeof(out2), "busy.txt");
+	path_in(err2, sizeof(err2), "busy.err");
+	napi_values(1, &b0);
+	pid = spawn(h.tb.ns[0], (const char *const[]){ "compare", "--server-addr", h.tb.addr[1], "--flows", "1",
+						       "--remote", hostport, "--key-file", key, "--modes",
+						       "epoll:suspend", "-l", "60", NULL },
+		    out, log);
+	BPT_CHECK(wait_napi(1, &b0, false, 20000), "epoll:suspend did not set B's NAPI settings");
+	BPT_CHECK(compare_remote(false, plain, out2, err2, 60000) == 2,
+		  "a compare against a host another session holds did not exit 2: %s", said(err2));
+	f = fopen(err2, "re");
+	BPT_CHECK(f, "%s: %s", err2, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	BPT_CHECK(lines == 1, "the refusal is %d lines, not one: %s", lines, said(err2));
+	BPT_CHECK(bpt_file_has(err2, "is busy: ") && bpt_file_has(err2, "another session is changing this host's settings (pid ") &&
+			  bpt_file_has(err2, "no cell was run"),
+		  "the refusal does not name the holder: %s", said(err2));
+	f = fopen(out2, "re");
+	BPT_CHECK(f && fgetc(f) == EOF, "a refused compare printed on stdout (a header?): %s", out2);
+	fclose(f);
+	kill(pid, SIGTERM);
+	BPT_CHECK(finish(pid, 30000) == 130, "the holding compare did not end with 130 on SIGTERM: %s", said(log));
+	BPT_CHECK(wait_napi(1, &b0, true, 10000), "B's NAPI not restored after the holder ended");
+	printf("ok: a host another session holds: the second compare refused before any cell, naming the holder\n");
+}
+
 /* free_port_in_b - a TCP port nothing in B listens on now (bound to 0 and let go). */
 static uint16_t free_port_in_b(void)
 {
@@ -567,6 +612,7 @@ int main(void)
 	coalescing_on_veth();
 	rates_through_the_agent();
 	restores();
+	busy_host();
 	pingpong_and_perf();
 
 	BPT_CHECK(bpt_agent_end(&standing, SIGTERM, 5000) == 0, "the standing agent's exit");

@@ -485,10 +485,12 @@ static int run_local(struct cmp_report *r)
 static int run_remote(struct cmp_report *r)
 {
 	char err[512];
+	int rc = cmp_remote_run(r, stop_requested, err, sizeof(err));
 
-	if (cmp_remote_run(r, stop_requested, err, sizeof(err))) {
+	if (rc) {
 		bp_tool_error("compare", "%s", err);
-		return BP_EXIT_FAIL;
+		/* a host another session holds is found before any cell: refused as held (docs/cli.md) */
+		return rc == -EBUSY ? bp_exit_for(rc) : BP_EXIT_FAIL;
 	}
 	return BP_EXIT_OK;
 }

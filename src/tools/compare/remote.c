@@ -257,21 +257,36 @@ static int set_coalesce(struct cmp_report *r, int end, struct agent_conn *a, con
 	return 0;
 }
 
-/* journal_local_napis - this end's NAPIs journalled by its agent (set to what they are): restored however we end. */
-static void journal_local_napis(struct cmp_report *r, struct agent_conn *la)
+/*
+ * hold_end - end's NAPIs journalled by its agent a (set to what they are), which takes
+ * that host's change lock for the session: restored however we end, and a host another
+ * session holds is found now, before any cell. 0, or -EBUSY with the line naming the
+ * holder in err; any other refusal is said (not quiet) and the run goes on.
+ */
+static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *err, size_t errlen)
 {
-	const struct cmp_end *e = &r->ends[0];
+	const struct cmp_end *e = &r->ends[end];
 
 	for (int i = 0; i < e->nnapi; i++) {
 		bp_napi_settings s = e->napi[i];
 		struct bp_napi_info now;
-		char text[256], err[300];
+		char text[256], why[400];
+		int rc;
 
 		s.has &= BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH | BP_NAPI_HAS_IRQ_SUSPEND;
 		nic_format_napi(&s, text, sizeof(text));
-		if (text[0] && agent_napi(la, s.id, text, &now, err, sizeof(err)) && !r->opts.quiet)
-			fprintf(stderr, "busypoll compare: this host's NAPI %u is not journalled: %s\n", s.id, err);
+		if (!text[0] || !(rc = agent_napi(a, s.id, text, &now, why, sizeof(why))))
+			continue;
+		if (rc == -EBUSY) {
+			snprintf(err, errlen, "%s (%s) is busy: %.300s; no cell was run", end ? "the server's host" : "this host",
+				 e->host, why);
+			return -EBUSY;
+		}
+		if (!r->opts.quiet)
+			fprintf(stderr, "busypoll compare: %s's NAPI %u is not journalled: %s\n",
+				end ? "the server's host" : "this host", s.id, why);
 	}
+	return 0;
 }
 
 /* block - setting k: coalescing on both ends, then the matrix. */
@@ -325,9 +340,13 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	r->sysctl_busy_read = r->ends[0].busy_read;
 	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
 		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
-	/* this end's changes go through an agent too: journalled, restored if we are killed */
-	if (local_agent)
-		journal_local_napis(r, &la);
+	/*
+	 * both hosts held for the session before any cell (the server's first): a host
+	 * another session changes is refused with the line naming it, and this end's
+	 * changes go through an agent too: journalled, restored if we are killed
+	 */
+	if ((rc = hold_end(r, 1, &a, err, errlen)) || (local_agent && (rc = hold_end(r, 0, &la, err, errlen))))
+		goto out;
 	if (o->coalesce[0])
 		rc = block(r, &rs, local_agent ? &la : NULL, o->coalesce, 0, err, errlen);
 	else
