@@ -543,6 +543,7 @@ int cmd_compare(int argc, char **argv)
 	snprintf(r->kernel, sizeof(r->kernel), "%s", host.kernel);
 	r->sysctl_busy_poll = host.busy_poll;
 	r->sysctl_busy_read = host.busy_read;
+	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", host.sysctl_why);
 	ret = r->opts.remote.remote[0] ? run_remote(r) : run_local(r);
 	if (ret == BP_EXIT_OK)
 		ret = report(r);

@@ -123,7 +123,8 @@ struct cmp_end {
 	char coal_why[192];        /* the driver's words when it has none */
 	char coal_run[CMP_MAX_COAL][256]; /* per setting: what the run set, or why it could not */
 	bool coal_applied[CMP_MAX_COAL];
-	int busy_poll, busy_read;  /* net.core sysctls, -1 unreadable */
+	int busy_poll, busy_read;  /* net.core sysctls, BP_UNKNOWN unreadable */
+	char sysctl_why[160];      /* why one is unreadable ("" both read) */
 	struct bp_napi_info napi[CMP_MAX_NAPI]; /* the device's NAPIs, as found */
 	int nnapi;
 	uint32_t served[EV_MAX_NAPI]; /* the NAPIs its flows were served by (evidence) */
@@ -138,6 +139,7 @@ struct cmp_report {
 	char path[200];            /* "veth test bed bp-x-a <-> bp-x-b", "loopback", "two hosts: ..." */
 	char kernel[128];
 	int sysctl_busy_poll, sysctl_busy_read;
+	char sysctl_why[160];      /* why one is unreadable ("" both read) */
 	struct cmp_napi napi[CMP_MAX_NAPI];
 	int nnapi;
 	char stale[4][256];        /* test beds left by a compare that is gone, removed at the start */

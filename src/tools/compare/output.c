@@ -93,9 +93,10 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 	if (r->remote)
 		cmp_print_ends(out, r);
 	else
-		fprintf(out, "  net.core.busy_poll %s, net.core.busy_read %s\n",
+		fprintf(out, "  net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n",
 			bp_known_text(r->sysctl_busy_poll, bp, sizeof(bp)),
-			bp_known_text(r->sysctl_busy_read, br, sizeof(br)));
+			bp_known_text(r->sysctl_busy_read, br, sizeof(br)), r->sysctl_why[0] ? " (" : "", r->sysctl_why,
+			r->sysctl_why[0] ? ")" : "");
 	for (int i = 0; i < r->nnapi; i++) {
 		const struct cmp_napi *n = &r->napi[i];
 
@@ -336,6 +337,7 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_string(&e, "rates", o->rates_text, sizeof(o->rates_text));
 	em_known_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
 	em_known_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
+	em_known_string(&e, "sysctl_note", r->sysctl_why, sizeof(r->sysctl_why)); /* why one is null */
 	em_end(&e);
 	em_array_begin(&e, "napi");
 	for (int i = 0; i < r->nnapi; i++) {

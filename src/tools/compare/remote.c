@@ -152,6 +152,7 @@ static int local_end(struct cmp_report *r, char *err, size_t errlen)
 	snprintf(e->kernel, sizeof(e->kernel), "%s", host.kernel);
 	e->busy_poll = host.busy_poll;
 	e->busy_read = host.busy_read;
+	snprintf(e->sysctl_why, sizeof(e->sysctl_why), "%s", host.sysctl_why);
 	if (bp_parse_addr(r->opts.server_ip, 9, &dst, &len)) {
 		snprintf(err, errlen, "%s: %s", r->opts.server_ip, bp_last_error());
 		return -EINVAL;
@@ -181,6 +182,7 @@ static int remote_end(struct cmp_report *r, struct agent_conn *a, char *err, siz
 	snprintf(e->kernel, sizeof(e->kernel), "%s", a->hello.kernel);
 	e->busy_poll = a->hello.busy_poll;
 	e->busy_read = a->hello.busy_read;
+	snprintf(e->sysctl_why, sizeof(e->sysctl_why), "%s", a->hello.sysctl_why);
 	snprintf(e->addr, sizeof(e->addr), "%s", r->opts.server_ip);
 	if ((rc = agent_path(a, NULL, r->opts.server_ip, &p, err, errlen)))
 		return rc;
@@ -338,6 +340,7 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	snprintf(r->kernel, sizeof(r->kernel), "%s", r->ends[0].kernel);
 	r->sysctl_busy_poll = r->ends[0].busy_poll;
 	r->sysctl_busy_read = r->ends[0].busy_read;
+	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", r->ends[0].sysctl_why);
 	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
 		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
 	/*
@@ -416,8 +419,9 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 			if (e->coal_run[c][0])
 				fprintf(out, "  %s coalescing for the run%s%s: %s\n", e->role, r->ncoal > 1 ? " at " : "",
 					r->ncoal > 1 ? r->coal_label[c] : "", e->coal_run[c]);
-		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s\n", e->role,
-			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)));
+		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n", e->role,
+			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)),
+			e->sysctl_why[0] ? " (" : "", e->sysctl_why, e->sysctl_why[0] ? ")" : "");
 		for (int i = 0; i < e->nnapi; i++)
 			napi_line(out, e->role, &e->napi[i], was_served(e, e->napi[i].id));
 		if (!e->nnapi)
@@ -503,6 +507,7 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		em_end(e);
 		em_known_int(e, "sysctl_busy_poll", x->busy_poll);
 		em_known_int(e, "sysctl_busy_read", x->busy_read);
+		em_known_string(e, "sysctl_note", x->sysctl_why, sizeof(x->sysctl_why)); /* why one is null */
 		em_array_begin(e, "napi");
 		for (int i = 0; i < x->nnapi; i++) {
 			em_begin(e, NULL, false);
