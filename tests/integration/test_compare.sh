@@ -87,6 +87,9 @@ echo "ok   3 runs by default, alternated across modes; median, spread and mean i
 # suspend mode; the legend explains every column
 out=$("$BP" compare --runs 1 --flows 1 -l 0.5 --warmup 0.1 --rates 5000k --modes "epoll:block" 2>/dev/null) || true
 grep -q "saturated: .*lower --rates or add --flows" <<<"$out" || die "no saturated cell with compare's advice: $out"
+# an achieved rate on the saturated row too (its closed loop's), and the legend says what it is
+grep -qE "^epoll:block +1 +5000000 +[0-9]+  saturated: " <<<"$out" || die "the saturated row has no achieved rate: $out"
+grep -q "^saturated: offered more than the mode takes" <<<"$out" || die "the legend does not explain a saturated row's tx/s: $out"
 grep -q -- "raise --max-outstanding" <<<"$out" && die "compare advises --max-outstanding, which it does not take: $out"
 grep -q "epoll:suspend sets" <<<"$out" && die "the suspend note printed without a suspend mode: $out"
 grep -q "^CPU us/tx: " <<<"$out" || die "the legend does not explain CPU us/tx: $out"

@@ -215,6 +215,26 @@ static void served(struct cmp_report *r, const struct rr_result *res)
 }
 
 /*
+ * saturated_rate - the rate a saturated cell achieved: offered more than it can take,
+ * an open loop carries what the closed loop with the same flows carries, so one closed
+ * loop run of co (the cell's settings) measures it; NAN when that run fails too.
+ */
+static void saturated_rate(const struct cmp_side *side, struct rr_opts *co, struct cmp_cell *cell,
+			   struct rr_result *res)
+{
+	char err[512];
+	int ret;
+
+	co->rate = 0;
+	if (side->client_enter)
+		side->client_enter(side->ctx);
+	ret = rr_client_run(co, stop_requested, res, err, sizeof(err));
+	if (side->client_leave)
+		side->client_leave(side->ctx);
+	cell->sat_tps = !ret && !res->interrupted && res->tps > 0 ? res->tps : NAN;
+}
+
+/*
  * run_once - one run of the cell against its mode's server at host:port (through
  * side's client namespace), appended to the cell's samples. An open loop the mode
  * cannot keep up with (rr's -EOVERFLOW) is a finding, not a failure: the cell is
@@ -245,6 +265,8 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 		/* what to do, in compare's options (it takes --rates and --flows, not --max-outstanding) */
 		snprintf(cell->error, sizeof(cell->error), "%.470s%s", err,
 			 cell->saturated ? "; lower --rates or add --flows" : "");
+		if (cell->saturated)
+			saturated_rate(side, &co, cell, res);
 		return;
 	}
 	if (res->interrupted)
@@ -272,7 +294,8 @@ int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)
 		for (int fi = 0; fi < o->nflows; fi++)
 			for (int ri = 0; ri < o->nrates; ri++)
 				r->cells[r->ncells++] = (struct cmp_cell){ .mode_idx = mi, .coal_idx = r->coal_now,
-									   .flows = o->flows[fi], .rate = o->rates[ri] };
+									   .flows = o->flows[fi], .rate = o->rates[ri],
+									   .sat_tps = NAN };
 	/* round k of every mode before round k+1: never one mode's runs back to back */
 	for (int run = 0; run < o->runs && !*stop_requested; run++) {
 		for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {

@@ -83,6 +83,7 @@ struct cmp_cell {
 	int runs;                  /* completed */
 	bool failed;
 	bool saturated;            /* an open loop the mode could not keep up with (not a failure) */
+	double sat_tps;            /* saturated: what the mode carried, its closed loop with the same flows (NAN: unknown) */
 	char error[512];
 	double tps, tps_min, tps_max, tps_mean; /* achieved: median, spread, mean over the runs */
 	struct cmp_sample sample[CMP_MAX_RUNS]; /* each run, in the order run (rounds alternate the modes) */

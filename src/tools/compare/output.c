@@ -141,7 +141,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			fprintf(out, "%scoalescing %s on both ends:\n", i ? "\n" : "", r->coal_label[c->coal_idx]);
 		offered_text(c, rt, sizeof(rt));
 		if ((c->failed || c->saturated) && !c->runs) {
-			fprintf(out, "%-*s %5d %9s  %s: %s\n", width, label, c->flows, rt,
+			char at[32] = "-";
+
+			/* a saturated cell's achieved rate: what its closed loop carried */
+			if (c->saturated && isfinite(c->sat_tps))
+				snprintf(at, sizeof(at), "%.0f", c->sat_tps);
+			fprintf(out, "%-*s %5d %9s %10s  %s: %s\n", width, label, c->flows, rt, c->saturated ? at : "-",
 				c->saturated ? "saturated" : "failed", c->error);
 			continue;
 		}
@@ -197,6 +202,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
 		     "busy polling ran.\n",
 		r->opts.client_modes[0]);
+	for (int i = 0; i < r->ncells; i++)
+		if (r->cells[i].saturated && !r->cells[i].runs) {
+			fputs("saturated: offered more than the mode takes; its tx/s is what its closed loop with the same "
+			      "flows carried (an open loop carries no more).\n", out);
+			break;
+		}
 }
 
 /* emit_lat - eight latencies in us as key {min, mean, p50..p99_99, max}, or null. */
@@ -240,10 +251,12 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_bool(e, "failed", c->failed);
 	em_bool(e, "saturated", c->saturated);
 	em_string(e, "error", c->error, sizeof(c->error));
-	em_double(e, "tps", c->tps);
-	em_double(e, "achieved_rate", c->tps);
-	em_double(e, "tps_min", c->tps_min);
-	em_double(e, "tps_max", c->tps_max);
+	em_double(e, "tps", c->runs ? c->tps : NAN); /* no run finished: none, not 0 */
+	/* saturated before a run finished: what the mode carried, its closed loop with the same flows */
+	em_double(e, "achieved_rate", c->runs ? c->tps : c->saturated ? c->sat_tps : NAN);
+	em_bool(e, "achieved_rate_closed_loop", !c->runs && c->saturated && isfinite(c->sat_tps));
+	em_double(e, "tps_min", c->runs ? c->tps_min : NAN);
+	em_double(e, "tps_max", c->runs ? c->tps_max : NAN);
 	em_double(e, "tps_mean", c->runs ? c->tps_mean : NAN);
 	for (int k = 2; k <= 4; k += 2) {
 		struct cmp_spread sp = cmp_lat_spread(c, k);
