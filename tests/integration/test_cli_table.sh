@@ -261,6 +261,42 @@ for sub in rr pingpong perf target compare modes napi testbed agent; do
 	done
 done
 
+# the README's option claims are true per subcommand: each "`--opt` SUB, SUB and SUB" (or
+# "all of them") of its vocabulary paragraph is in each of those subcommands' --help
+readme="${BP_TESTLIB:-$(dirname "$0")/../lib}/../../README.md"
+for sub in rr pingpong perf target compare modes napi testbed agent; do
+	"$BP" "$sub" --help >"$tmp/help-$sub" 2>&1
+done
+python3 - "$readme" "$tmp" <<'EOF' || fail "README's option claims: see above"
+import re, sys
+text = open(sys.argv[1]).read()
+para = text[text.index("Every subcommand speaks one option vocabulary"):]
+para = para[:para.index("\n\n")].replace("\n", " ")
+para = para[para.index(":") + 1:para.index(". ")]
+subs = "rr pingpong perf target compare modes napi testbed agent".split()
+helps = {s: open(f"{sys.argv[2]}/help-{s}").read() for s in subs}
+bad, claims = [], 0
+for seg in para.split(";"):
+    for paren in re.findall(r"\(([^)]*)\)", seg):  # "(compare: `--x`/`--y`)": compare's own spelling
+        m = re.match(r"\s*(\w+): (.*)", paren)
+        if m and m.group(1) in subs:
+            for opt in re.findall(r"`(-[-\w]+)", m.group(2)):
+                claims += 1
+                bad += [] if re.search(rf"(^|\s){re.escape(opt)}\b", helps[m.group(1)], re.M) else [(m.group(1), opt)]
+    seg = re.sub(r"\([^)]*\)", "", seg)
+    opts = re.findall(r"`(-[-\w]+)", seg)
+    named = subs if "all of them" in seg else [w for w in re.findall(r"[a-z]+", re.sub(r"`[^`]*`", "", seg)) if w in subs]
+    assert opts and named, ("a claim the check cannot read", seg)
+    for s in named:
+        for opt in opts:
+            claims += 1
+            if not re.search(rf"(^|\s){re.escape(opt)}\b", helps[s], re.M):
+                bad.append((s, opt))
+assert claims >= 20, ("too few claims read", claims, para)
+if bad:
+    sys.exit(f"the README says these subcommands take these options, their --help does not: {bad}")
+EOF
+
 while IFS='|' read -r sub before opt value; do
 	[ -n "$sub" ] || continue
 	[ "$value" = R ] && continue
