@@ -100,12 +100,20 @@ echo "ok   saturated advice names compare's options; no suspend note without sus
 	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
 python3 - "$tmp/s.json" <<'PY' || die "epoll:suspend on the test bed"
 import json, sys
-base, susp, zero = json.load(open(sys.argv[1]))["cells"]
+d = json.load(open(sys.argv[1]))
+base, susp, zero = d["cells"]
 assert susp["client_busy_poll_rx_per_tx"] > 0.1 and susp["server_busy_poll_rx_per_tx"] > 0.1, susp
 assert not susp["proof_missing"] and susp["proof_note"] is None, susp
 assert zero["proof_missing"] and zero["proof_note"], zero
+# each cell says the NAPI settings it ran at: the blocking one as found, suspend's its own on both ends
+found = {n["id"]: n for n in d["napi"]}
+keys = ("defer_hard_irqs", "gro_flush_timeout_ns", "irq_suspend_timeout_ns")
+assert sorted(n["id"] for n in base["napi_ran_at"]) == sorted(found), (base["napi_ran_at"], found)
+assert all(all(n[k] == found[n["id"]][k] for k in keys) for n in base["napi_ran_at"]), (base["napi_ran_at"], found)
+assert sorted(n["end"] for n in susp["napi_ran_at"]) == ["client", "server"], susp["napi_ran_at"]
+assert all(n["defer_hard_irqs"] > 0 and n["irq_suspend_timeout_ns"] > 0 for n in susp["napi_ran_at"]), susp["napi_ran_at"]
 PY
-echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason"
+echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason; each cell's NAPI settings"
 
 # 2. csv: a header and one row per cell, same number of fields
 "$BP" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"

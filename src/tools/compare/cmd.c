@@ -273,6 +273,8 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 		return;
 	served(r, res);
 	sample_of(&cell->sample[cell->runs++], res, cell->rate);
+	if (side->napi_now)
+		side->napi_now(side->ctx, cell);
 }
 
 /* cell_done - the cell runs no more: it failed or saturated (the runs before stay). */
@@ -407,11 +409,44 @@ static void bed_client_leave(void *ctx)
 	bed_leave(bs->b);
 }
 
+/* bed_napi_now - each end's NAPI settings now, the cell's server still up: what the run ran at. */
+static void bed_napi_now(void *ctx, struct cmp_cell *cell)
+{
+	struct bed_side *bs = ctx;
+	struct bed *b = bs->b;
+
+	cell->nnapi_at = 0;
+	cell->napi_at_read = b->up;
+	for (int side = 0; side < 2 && b->up; side++) {
+		uint32_t ids[CMP_MAX_NAPI];
+		int n = bp_testbed_napi_ids(&b->tb, side, ids, CMP_MAX_NAPI);
+
+		if (n < 0 || bed_enter(b, side)) {
+			cell->napi_at_read = false;
+			continue;
+		}
+		for (int i = 0; i < n && cell->nnapi_at < CMP_MAX_NAPI; i++) {
+			struct bp_napi_info info;
+
+			if (bp_napi_get(ids[i], &info)) {
+				cell->napi_at_read = false;
+				continue;
+			}
+			cell->napi_at[cell->nnapi_at++] = (struct cmp_napi_at){
+				.id = info.id, .side = side ? 's' : 'c', .defer_hard_irqs = info.defer_hard_irqs,
+				.gro_flush_timeout_ns = info.gro_flush_timeout_ns,
+				.irq_suspend_timeout_ns = info.irq_suspend_timeout_ns,
+			};
+		}
+		bed_leave(b);
+	}
+}
+
 static int run_matrix(struct cmp_report *r, struct bed *b)
 {
 	struct bed_side bs = { .r = r, .b = b };
 	const struct cmp_side side = { .start = bed_start, .stop = bed_stop, .client_enter = bed_client_enter,
-				       .client_leave = bed_client_leave, .ctx = &bs };
+				       .client_leave = bed_client_leave, .napi_now = bed_napi_now, .ctx = &bs };
 
 	r->ncoal = 1;
 	return cmp_run_matrix(r, &side);

@@ -84,6 +84,14 @@ struct cmp_cell {
 	bool failed;
 	bool saturated;            /* an open loop the mode could not keep up with (not a failure) */
 	double sat_tps;            /* saturated: what the mode carried, its closed loop with the same flows (NAN: unknown) */
+	struct cmp_napi_at {       /* the NAPI settings its last run ran at, read before its server stopped */
+		uint32_t id;
+		char side;         /* 'c' client end, 's' server end */
+		uint32_t defer_hard_irqs;
+		uint64_t gro_flush_timeout_ns, irq_suspend_timeout_ns;
+	} napi_at[CMP_MAX_NAPI];
+	int nnapi_at;
+	bool napi_at_read;         /* false: not read (loopback, or the side cannot) */
 	char error[512];
 	double tps, tps_min, tps_max, tps_mean; /* achieved: median, spread, mean over the runs */
 	struct cmp_sample sample[CMP_MAX_RUNS]; /* each run, in the order run (rounds alternate the modes) */
@@ -167,6 +175,8 @@ struct cmp_side {
 	/* around each client run: into the client's namespace and back (NULL: stay) */
 	int (*client_enter)(void *ctx);
 	void (*client_leave)(void *ctx);
+	/* after a run, its server still up: the NAPI settings both ends ran at into cell (NULL: none) */
+	void (*napi_now)(void *ctx, struct cmp_cell *cell);
 	void *ctx;
 };
 

@@ -285,6 +285,24 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 			em_end(e);
 		}
 		em_array_end(e);
+		/* the NAPI settings the cell ran at (its last run, read before its server stopped) */
+		if (c->napi_at_read) {
+			em_array_begin(e, "napi_ran_at");
+			for (int i = 0; i < c->nnapi_at; i++) {
+				const struct cmp_napi_at *n = &c->napi_at[i];
+
+				em_begin(e, NULL, false);
+				em_u64(e, "id", n->id);
+				em_string(e, "end", n->side == 'c' ? "client" : "server", 8);
+				em_u64(e, "defer_hard_irqs", n->defer_hard_irqs);
+				em_u64(e, "gro_flush_timeout_ns", n->gro_flush_timeout_ns);
+				em_u64(e, "irq_suspend_timeout_ns", n->irq_suspend_timeout_ns);
+				em_end(e);
+			}
+			em_array_end(e);
+		} else {
+			em_null(e, "napi_ran_at");
+		}
 	}
 	em_u64(e, "transactions", c->transactions);
 	emit_lat(e, "latency_us", c->lat_us, false);

@@ -228,6 +228,34 @@ static void remote_stop(void *ctx, int mi)
 		fprintf(stderr, "busypoll compare: this host's %s\n", err);
 }
 
+/* remote_napi_now - both ends' NAPI settings now, the cell's server still up (this end read here, B's from its agent). */
+static void remote_napi_now(void *ctx, struct cmp_cell *cell)
+{
+	struct remote_side *rs = ctx;
+
+	cell->nnapi_at = 0;
+	cell->napi_at_read = true;
+	for (int end = 0; end < 2; end++) {
+		const struct cmp_end *e = &rs->r->ends[end];
+
+		for (int i = 0; i < e->nnapi && cell->nnapi_at < CMP_MAX_NAPI; i++) {
+			struct bp_napi_info now;
+			char err[300];
+
+			if (end ? agent_napi(rs->a, e->napi[i].id, NULL, &now, err, sizeof(err)) :
+				  bp_napi_get(e->napi[i].id, &now)) {
+				cell->napi_at_read = false;
+				continue;
+			}
+			cell->napi_at[cell->nnapi_at++] = (struct cmp_napi_at){
+				.id = e->napi[i].id, .side = end ? 's' : 'c', .defer_hard_irqs = now.defer_hard_irqs,
+				.gro_flush_timeout_ns = now.gro_flush_timeout_ns,
+				.irq_suspend_timeout_ns = now.irq_suspend_timeout_ns,
+			};
+		}
+	}
+}
+
 /*
  * set_coalesce - setting k's coalescing on one end through its agent (NULL: none
  * here). Not supported there: said, and the run goes on. 0, or -errno (refused).
@@ -295,7 +323,7 @@ static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *e
 static int block(struct cmp_report *r, struct remote_side *rs, struct agent_conn *la, const char *set, int k,
 		 char *err, size_t errlen)
 {
-	const struct cmp_side side = { .start = remote_start, .stop = remote_stop, .ctx = rs };
+	const struct cmp_side side = { .start = remote_start, .stop = remote_stop, .napi_now = remote_napi_now, .ctx = rs };
 	int rc;
 
 	r->coal_now = k;
