@@ -291,7 +291,7 @@ static int set_coalesce(struct cmp_report *r, int end, struct agent_conn *a, con
  * hold_end - end's NAPIs journalled by its agent a (set to what they are), which takes
  * that host's change lock for the session: restored however we end, and a host another
  * session holds is found now, before any cell. 0, or -EBUSY with the line naming the
- * holder in err; any other refusal is said (not quiet) and the run goes on.
+ * holder in err; any other refusal is said for this end (not quiet), and the run goes on.
  */
 static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *err, size_t errlen)
 {
@@ -312,9 +312,9 @@ static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *e
 				 e->host, why);
 			return -EBUSY;
 		}
-		if (!r->opts.quiet)
-			fprintf(stderr, "busypoll compare: %s's NAPI %u is not journalled: %s\n",
-				end ? "the server's host" : "this host", s.id, why);
+		/* the server's host may refuse a change to this user: its cells say so if they need one */
+		if (!end && !r->opts.quiet)
+			fprintf(stderr, "busypoll compare: this host's NAPI %u is not journalled: %s\n", s.id, why);
 	}
 	return 0;
 }
