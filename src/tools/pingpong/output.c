@@ -82,7 +82,11 @@ static void emit_record(struct emit *e, const struct pp_row *row, int run, bool 
 	const struct pp_run *r = run >= 0 ? &row->runs[run] : NULL;
 	const struct pp_agg *a = &row->agg;
 	bool ran = r || row->nruns; /* a row never run (interrupted before it) has no figures: null */
+	uint64_t lost = 0;
 	char runtext[16];
+
+	for (int i = 0; i < row->nruns; i++) /* the row's: every run's resent requests */
+		lost += row->runs[i].lost;
 
 	em_string(e, "row", row->label, sizeof(row->label));
 	em_string(e, "client_mode", row->client_mode, sizeof(row->client_mode));
@@ -94,7 +98,7 @@ static void emit_record(struct emit *e, const struct pp_row *row, int run, bool 
 	em_string(e, "run", runtext, sizeof(runtext));
 	if (ran) {
 		em_u64(e, "n", r ? r->n : row->all->count);
-		em_u64(e, "lost", r ? r->lost : 0);
+		em_u64(e, "lost", r ? r->lost : lost);
 	} else {
 		em_null(e, "n");
 		em_null(e, "lost");
