@@ -106,6 +106,22 @@ EOF
 	ip netns exec "$ns" timeout 30 "$BP" rr --client 127.0.0.1 --port "$port" -l 0.2 --warmup 0 -q \
 		>"$tmp/ns.txt" 2>"$tmp/err"
 	grep -q "net.core.busy_poll $want," "$tmp/ns.txt" || fail "rr's table in $ns: $(grep kernel "$tmp/ns.txt")"
+	# a process that cannot enter the first namespace cannot read them: null and why, never -1
+	if command -v setpriv >/dev/null; then
+		ip netns exec "$ns" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all timeout 60 \
+			"$BP" compare --flows 1 -l 0.2 --warmup 0 --runs 1 --modes epoll:block -q --format json \
+			>"$tmp/nscmp.json" 2>"$tmp/err" || fail "compare as nobody in $ns failed: $(cat "$tmp/err")"
+		python3 - "$tmp/nscmp.json" <<'EOF' || fail "compare in $ns as nobody: $(head -c 600 "$tmp/nscmp.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["settings"]
+assert s["sysctl_busy_poll"] is None and s["sysctl_busy_read"] is None, s
+assert "CAP_SYS_ADMIN" in (s["sysctl_note"] or ""), s
+EOF
+		ip netns exec "$ns" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all timeout 60 \
+			"$BP" compare --flows 1 -l 0.2 --warmup 0 --runs 1 --modes epoll:block -q >"$tmp/nscmp.txt" 2>"$tmp/err"
+		grep -q "net.core.busy_read unknown (net.core.busy_poll is not in this network namespace" "$tmp/nscmp.txt" ||
+			fail "compare's header in $ns does not say why the sysctls are unknown: $(grep busy_poll "$tmp/nscmp.txt")"
+	fi
 else
 	echo "namespace sysctl case skipped: needs root and ip"
 fi

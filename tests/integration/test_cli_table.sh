@@ -261,6 +261,46 @@ for sub in rr pingpong perf target compare modes napi testbed agent; do
 	done
 done
 
+# the README's option claims are true per subcommand: each "`--opt` SUB, SUB and SUB" (or
+# "all of them") of its vocabulary paragraph is in each of those subcommands' --help
+readme="${BP_TESTLIB:-$(dirname "$0")/../lib}/../../README.md"
+for sub in rr pingpong perf target compare modes napi testbed agent; do
+	"$BP" "$sub" --help >"$tmp/help-$sub" 2>&1
+done
+if ! command -v python3 >/dev/null; then
+	echo "SKIP part: the README's option claims (needs python3)"
+elif ! python3 - "$readme" "$tmp" <<'EOF'; then
+import re, sys
+text = open(sys.argv[1]).read()
+para = text[text.index("Every subcommand speaks one option vocabulary"):]
+para = para[:para.index("\n\n")].replace("\n", " ")
+para = para[para.index(":") + 1:para.index(". ")]
+subs = "rr pingpong perf target compare modes napi testbed agent".split()
+helps = {s: open(f"{sys.argv[2]}/help-{s}").read() for s in subs}
+bad, claims = [], 0
+for seg in para.split(";"):
+    for paren in re.findall(r"\(([^)]*)\)", seg):  # "(compare: `--x`/`--y`)": compare's own spelling
+        m = re.match(r"\s*(\w+): (.*)", paren)
+        if m and m.group(1) in subs:
+            for opt in re.findall(r"`(-[-\w]+)", m.group(2)):
+                claims += 1
+                bad += [] if re.search(rf"(^|\s){re.escape(opt)}\b", helps[m.group(1)], re.M) else [(m.group(1), opt)]
+    seg = re.sub(r"\([^)]*\)", "", seg)
+    opts = re.findall(r"`(-[-\w]+)", seg)
+    named = subs if "all of them" in seg else [w for w in re.findall(r"[a-z]+", re.sub(r"`[^`]*`", "", seg)) if w in subs]
+    assert opts and named, ("a claim the check cannot read", seg)
+    for s in named:
+        for opt in opts:
+            claims += 1
+            if not re.search(rf"(^|\s){re.escape(opt)}\b", helps[s], re.M):
+                bad.append((s, opt))
+assert claims >= 20, ("too few claims read", claims, para)
+if bad:
+    sys.exit(f"the README says these subcommands take these options, their --help does not: {bad}")
+EOF
+	fail "README's option claims: see above"
+fi
+
 while IFS='|' read -r sub before opt value; do
 	[ -n "$sub" ] || continue
 	[ "$value" = R ] && continue
@@ -405,6 +445,8 @@ refused "--response-size 0" compare -R 0
 refused "--client-cpus 100000" compare --client-cpus 100000
 refused "--server-cpus 100000" compare --server-cpus 100000
 refused "--plot" compare --plot /nonexistent/x.svg
+refused "--plot x.png: the plot is SVG, give a name ending in .svg" compare --plot x.png
+refused "--plot /tmp/.svg: the plot is SVG" compare --plot /tmp/.svg
 refused "--format yaml" modes --format yaml
 refused "--check" modes --check epoll:nope
 refused "--queues 0" testbed up --name "$bed" --queues 0
@@ -450,13 +492,18 @@ refused "--coalesce-matrix goes with --remote HOST" compare --coalesce-matrix
 refused "--coalesce rx-usec=0: unknown coalescing key 'rx-usec'" compare --remote 127.0.0.1 --coalesce rx-usec=0
 refused "--coalesce and --coalesce-matrix exclude each other" compare --remote 127.0.0.1 --coalesce rx-usecs=0 --coalesce-matrix
 refused "--loopback and --remote exclude each other" compare --remote 127.0.0.1 --loopback
-refused "--remote no.such.host.invalid: no.such.host.invalid does not resolve here" compare --remote no.such.host.invalid
+refused "--remote no.such.host.invalid: no.such.host.invalid does not resolve here (" compare --remote no.such.host.invalid
+! grep -q -- "--server-addr" "$tmp/err" || fail "an agent host that does not resolve is told to give --server-addr: $(cat "$tmp/err")"
 refused "--server-addr no.such.host.invalid: does not resolve here" compare --remote 127.0.0.1 --server-addr no.such.host.invalid
 refused "--remote 127.0.0.1: a standing agent is HOST:PORT" compare --remote 127.0.0.1 --key-file "$tmp/open.key"
 refused "is open to group or others (mode 0644)" compare --remote 127.0.0.1:7100 --key-file "$tmp/open.key"
 refused "cannot open key file" compare --remote 127.0.0.1:7100 --key-file "$tmp/no.key"
 refused "--key-file reaches a standing agent over TCP: --ssh is for ssh" compare --remote 127.0.0.1:7100 --key-file k --ssh ssh
 refused "--remote user@: no host after the '@'" compare --remote user@
+refused "--remote 127.0.0.1:7100: HOST:PORT needs --key-file FILE" compare --remote 127.0.0.1:7100
+refused "--remote u@[::1]:7100: HOST:PORT needs --key-file FILE" pingpong --client ::1 --remote "u@[::1]:7100"
+printf '%064d\n' 0 >"$tmp/good.key" && chmod 600 "$tmp/good.key"
+refused "--remote no.such.host.invalid:7100: the agent host no.such.host.invalid does not resolve here" compare --remote no.such.host.invalid:7100 --key-file "$tmp/good.key"
 refused "--server-cpus goes with --remote HOST" pingpong --client 127.0.0.1 --server-cpus 0
 refused "--server-mode goes with --remote HOST" pingpong --client 127.0.0.1 --server-mode epoll:block
 refused "--server-cpus 0,1: one CPU" pingpong --client 127.0.0.1 --remote h --server-cpus 0,1

@@ -87,6 +87,9 @@ echo "ok   3 runs by default, alternated across modes; median, spread and mean i
 # suspend mode; the legend explains every column
 out=$("$BP" compare --runs 1 --flows 1 -l 0.5 --warmup 0.1 --rates 5000k --modes "epoll:block" 2>/dev/null) || true
 grep -q "saturated: .*lower --rates or add --flows" <<<"$out" || die "no saturated cell with compare's advice: $out"
+# an achieved rate on the saturated row too (its closed loop's), and the legend says what it is
+grep -qE "^epoll:block +1 +5000000 +[0-9]+  saturated: " <<<"$out" || die "the saturated row has no achieved rate: $out"
+grep -q "^saturated: offered more than the mode takes" <<<"$out" || die "the legend does not explain a saturated row's tx/s: $out"
 grep -q -- "raise --max-outstanding" <<<"$out" && die "compare advises --max-outstanding, which it does not take: $out"
 grep -q "epoll:suspend sets" <<<"$out" && die "the suspend note printed without a suspend mode: $out"
 grep -q "^CPU us/tx: " <<<"$out" || die "the legend does not explain CPU us/tx: $out"
@@ -97,12 +100,20 @@ echo "ok   saturated advice names compare's options; no suspend note without sus
 	--modes "epoll:block;epoll:suspend;epoll:suspend,usecs=0" >"$tmp/s.json"
 python3 - "$tmp/s.json" <<'PY' || die "epoll:suspend on the test bed"
 import json, sys
-base, susp, zero = json.load(open(sys.argv[1]))["cells"]
+d = json.load(open(sys.argv[1]))
+base, susp, zero = d["cells"]
 assert susp["client_busy_poll_rx_per_tx"] > 0.1 and susp["server_busy_poll_rx_per_tx"] > 0.1, susp
 assert not susp["proof_missing"] and susp["proof_note"] is None, susp
 assert zero["proof_missing"] and zero["proof_note"], zero
+# each cell says the NAPI settings it ran at: the blocking one as found, suspend's its own on both ends
+found = {n["id"]: n for n in d["napi"]}
+keys = ("defer_hard_irqs", "gro_flush_timeout_ns", "irq_suspend_timeout_ns")
+assert sorted(n["id"] for n in base["napi_ran_at"]) == sorted(found), (base["napi_ran_at"], found)
+assert all(all(n[k] == found[n["id"]][k] for k in keys) for n in base["napi_ran_at"]), (base["napi_ran_at"], found)
+assert sorted(n["end"] for n in susp["napi_ran_at"]) == ["client", "server"], susp["napi_ran_at"]
+assert all(n["defer_hard_irqs"] > 0 and n["irq_suspend_timeout_ns"] > 0 for n in susp["napi_ran_at"]), susp["napi_ran_at"]
 PY
-echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason"
+echo "ok   epoll:suspend engages by default; usecs=0 is flagged with its reason; each cell's NAPI settings"
 
 # 2. csv: a header and one row per cell, same number of fields
 "$BP" compare --flows 1 -l 0.5 --warmup 0.1 -q --format csv --modes "epoll:block" >"$tmp/c.csv"
@@ -133,15 +144,15 @@ echo "ok   SIGINT: partial results, exit 130, test bed removed"
 
 # 4. --rates: a cell per mode and offered rate with the open loop's columns, and the two
 # charts against the achieved rate with one series per mode in each
-"$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 2k,max \
+"$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --format json --plot "$tmp/rates.svg" --rates 1k,2k,max \
 	--modes "epoll:block;epoll:spin" >"$tmp/rates.json"
 python3 - "$tmp/rates.json" <<'PY' || die "compare --rates json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 cells = d["cells"]
-assert d["settings"]["rates"] == "2k,max", d["settings"]
+assert d["settings"]["rates"] == "1k,2k,max", d["settings"]
 got = sorted((c["client_mode"], c["offered_rate"] or 0) for c in cells)
-assert got == [("epoll:block", 0), ("epoll:block", 2000), ("epoll:spin", 0), ("epoll:spin", 2000)], got
+assert got == [(m, r) for m in ("epoll:block", "epoll:spin") for r in (0, 1000, 2000)], got
 cell = {(c["client_mode"], c["offered_rate"] or 0): c for c in cells}
 for c in cells:
     assert not c["failed"] and not c["saturated"] and c["runs"] == 1, ("--runs 1", c)
@@ -152,7 +163,7 @@ for c in cells:
     if c["closed_loop"]:
         assert c["offered_rate"] is None and c["latency_from_send_us"] is None and c["queued_pct"] is None, c
     else:
-        assert c["offered_rate"] == 2000 and c["latency_from_send_us"]["p50"] > 0, c
+        assert c["offered_rate"] in (1000, 2000) and c["latency_from_send_us"]["p50"] > 0, c
         assert c["queued_pct"] is not None and c["late_pct"] is not None, c
         # the open loop answered what was offered, not what the path could carry
         assert c["transactions"] < cell[(c["client_mode"], 0)]["transactions"], c
@@ -168,9 +179,21 @@ for chart in latency cpu; do
 	series=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'])" \
 		"$tmp/rates.svg")
 	[[ $series == 2 ]] || die "the $chart chart has $series series, expected 2 (one per mode)"
-	points=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'][@data-points='2'])" \
+	points=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='series'][@data-points='3'])" \
 		"$tmp/rates.svg")
 	[[ $points == 2 ]] || die "the $chart chart: $points series with a point per rate, expected 2"
+	# each chart its own legend, a swatch per mode and the closed loop's mark
+	entries=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']/*[local-name()='g'][@class='legend']/*[local-name()='text'])" \
+		"$tmp/rates.svg")
+	[[ $entries == 3 ]] || die "the $chart chart's legend has $entries entries, expected 3 (two modes, the closed loop)"
+	axis=$(xmllint --xpath "string(//*[local-name()='g'][@data-chart='$chart']/@data-rate-axis)" "$tmp/rates.svg")
+	[[ $axis == log ]] || die "the $chart chart's rate axis is '$axis', expected log"
+	# the closed loop drawn apart: its own mark per line, and the lines join only 1k and 2k
+	closed=$(xmllint --xpath "count(//*[local-name()='g'][@data-chart='$chart']//*[@class='closed-loop'])" "$tmp/rates.svg")
+	[[ $closed == 4 ]] || die "the $chart chart has $closed closed-loop marks, expected 4 (two lines of two modes)"
+	lines=$(xmllint --xpath "//*[local-name()='g'][@data-chart='$chart']//*[local-name()='polyline']/@points" \
+		"$tmp/rates.svg" | grep -o 'points="[^"]*"' | awk -F, '{print NF - 1}' | sort | uniq -c | tr -s ' ')
+	[[ $lines == " 4 2" ]] || die "the $chart chart's lines (count, points): '$lines', expected 4 of 2 (1k-2k; the closed loop apart)"
 done
 echo "ok   --rates: a cell per mode and rate, utilisation columns, two charts with one series per mode"
 

@@ -21,6 +21,7 @@
  * OpenSSH or python3: skipped (77).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
@@ -347,6 +348,84 @@ static void rates_through_the_agent(void)
 	printf("ok: compare --remote --rates 2000,max: a cell per offered rate, the server on B\n");
 }
 
+/* local_agent_of - the pid of compare's own agent (its child `busypoll agent --stdio -q`), 0 none yet. */
+static pid_t local_agent_of(pid_t compare)
+{
+	char path[64], buf[512];
+	pid_t found = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	BPT_CHECK(d, "/proc: %s", strerror(errno));
+	while (!found && (de = readdir(d))) {
+		pid_t pid = atoi(de->d_name), ppid = 0;
+		FILE *f;
+		size_t n;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		if (!strrchr(buf, ')') || sscanf(strrchr(buf, ')') + 1, " %*c %d", &ppid) != 1 || ppid != compare)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = buf[i] ? buf[i] : ' ';
+		buf[n] = 0;
+		if (strstr(buf, " agent --stdio -q"))
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * the header describes the run that ran: compare and its own agent SIGKILLed together
+ * leave A's NAPI changed and journalled; the next compare's agent restores it at its
+ * start, and the header's client end shows the NAPI as restored, not as the dead run left it
+ */
+static void header_after_restore(const struct bp_napi_info *a0)
+{
+	char out[96], log[96];
+	const char *plain[] = { "--modes", "epoll:block", "--format", "json", "-q", NULL };
+	char cmd[400];
+	pid_t pid, la = 0;
+
+	path_in(out, sizeof(out), "after-restore.json");
+	path_in(log, sizeof(log), "after-restore.log");
+	pid = spawn(h.tb.ns[0], (const char *const[]){ "compare", "--server-addr", h.tb.addr[1], "--flows", "1",
+						       "--remote", hostport, "--key-file", key, "--modes",
+						       "epoll:suspend", "-l", "60", NULL },
+		    out, log);
+	BPT_CHECK(wait_napi(0, a0, false, 20000), "epoll:suspend did not set A's NAPI settings");
+	for (int waited = 0; !(la = local_agent_of(pid)) && waited < 5000; waited += 20)
+		bpt_sleep_ms(20);
+	BPT_CHECK(la > 0, "compare %d has no agent of its own", pid);
+	kill(la, SIGKILL);
+	kill(pid, SIGKILL);
+	BPT_CHECK(finish(pid, 5000) == 128 + SIGKILL, "compare did not die of SIGKILL");
+	BPT_CHECK(gone(la), "compare's agent %d outlived its SIGKILL", la);
+	BPT_CHECK(!wait_napi(0, a0, true, 200), "A's NAPI restored with its agent killed: it cannot have been");
+	BPT_CHECK(compare_remote(false, plain, out, log, 60000) == 0, "compare after the kill: %s", said(log));
+	snprintf(cmd, sizeof(cmd),
+		 "python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))[\"ends\"][0]; n = e[\"napi\"][0]; "
+		 "sys.exit(0 if (n[\"defer_hard_irqs\"], n[\"gro_flush_timeout_ns\"], n[\"irq_suspend_timeout_ns\"]) == "
+		 "(%u, %llu, %llu) else \"the header shows A as the killed run left it: %%s\" %% n)' '%s'",
+		 a0->defer_hard_irqs, (unsigned long long)a0->gro_flush_timeout_ns,
+		 (unsigned long long)a0->irq_suspend_timeout_ns, out);
+	BPT_CHECK(system(cmd) == 0, "the header's client end is not as restored (%s)", out);
+	BPT_CHECK(wait_napi(0, a0, true, 5000), "A's NAPI not restored by the next compare's agent");
+	printf("ok: compare and its agent SIGKILLed: the next header shows A's NAPI as restored\n");
+}
+
 /* 3. restore: normal end, compare SIGKILLed, the agent SIGKILLed and restarted */
 static void restores(void)
 {
@@ -394,6 +473,7 @@ static void restores(void)
 	BPT_CHECK(wait_napi(0, &a0, true, 10000), "A's NAPI not restored after compare was SIGKILLed");
 	BPT_CHECK(gone(srv), "the server %d outlived its session", srv);
 	printf("ok: compare SIGKILLed mid-run: both ends restored, the server gone\n");
+	header_after_restore(&a0);
 
 	/* the standing agent SIGKILLed mid-run: nothing restores until it starts again */
 	pid = spawn(h.tb.ns[0], (const char *const[]){ "compare", "--server-addr", h.tb.addr[1], "--flows", "1",
@@ -413,6 +493,51 @@ static void restores(void)
 		  "the restarted agent did not restore");
 	BPT_CHECK(wait_napi(1, &b0, true, 5000), "B's NAPI not restored by the restarted agent");
 	printf("ok: the agent SIGKILLed mid-run and started again: B's NAPI restored from its journal\n");
+}
+
+/*
+ * 5. a host another session holds: while one compare runs through the standing agent, a
+ * second is refused before any cell (exit 2, one line on stderr naming the holder, nothing
+ * on stdout); the first runs on and restores as always
+ */
+static void busy_host(void)
+{
+	struct bp_napi_info b0;
+	char out[96], log[96], out2[96], err2[96];
+	const char *plain[] = { "--modes", "epoll:block", "-q", NULL };
+	FILE *f;
+	char line[1024];
+	int lines = 0;
+	pid_t pid;
+
+	path_in(out, sizeof(out), "holder.txt");
+	path_in(log, sizeof(log), "holder.log");
+	path_in(out2, sizeof(out2), "busy.txt");
+	path_in(err2, sizeof(err2), "busy.err");
+	napi_values(1, &b0);
+	pid = spawn(h.tb.ns[0], (const char *const[]){ "compare", "--server-addr", h.tb.addr[1], "--flows", "1",
+						       "--remote", hostport, "--key-file", key, "--modes",
+						       "epoll:suspend", "-l", "60", NULL },
+		    out, log);
+	BPT_CHECK(wait_napi(1, &b0, false, 20000), "epoll:suspend did not set B's NAPI settings");
+	BPT_CHECK(compare_remote(false, plain, out2, err2, 60000) == 2,
+		  "a compare against a host another session holds did not exit 2: %s", said(err2));
+	f = fopen(err2, "re");
+	BPT_CHECK(f, "%s: %s", err2, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	BPT_CHECK(lines == 1, "the refusal is %d lines, not one: %s", lines, said(err2));
+	BPT_CHECK(bpt_file_has(err2, "is busy: ") && bpt_file_has(err2, "another session is changing this host's settings (pid ") &&
+			  bpt_file_has(err2, "no cell was run"),
+		  "the refusal does not name the holder: %s", said(err2));
+	f = fopen(out2, "re");
+	BPT_CHECK(f && fgetc(f) == EOF, "a refused compare printed on stdout (a header?): %s", out2);
+	fclose(f);
+	kill(pid, SIGTERM);
+	BPT_CHECK(finish(pid, 30000) == 130, "the holding compare did not end with 130 on SIGTERM: %s", said(log));
+	BPT_CHECK(wait_napi(1, &b0, true, 10000), "B's NAPI not restored after the holder ended");
+	printf("ok: a host another session holds: the second compare refused before any cell, naming the holder\n");
 }
 
 /* free_port_in_b - a TCP port nothing in B listens on now (bound to 0 and let go). */
@@ -487,6 +612,7 @@ int main(void)
 	coalescing_on_veth();
 	rates_through_the_agent();
 	restores();
+	busy_host();
 	pingpong_and_perf();
 
 	BPT_CHECK(bpt_agent_end(&standing, SIGTERM, 5000) == 0, "the standing agent's exit");

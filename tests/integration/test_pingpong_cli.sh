@@ -183,6 +183,55 @@ rc=$?
 grep -q "^interrupted: partial results" "$tmp/out" || fail "no partial results after Ctrl-C: $(cat "$tmp/out")"
 grep -q "^1 .*(interrupted)" "$tmp/out" || fail "the interrupted run is not shown: $(cat "$tmp/out")"
 
+# a UDP request lost (the server stopped past the resend time) counts in its run and in the row's
+"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup-count 10 \
+	--format json >"$tmp/out" 2>"$tmp/err" &
+cpid=$!
+pids+=("$cpid")
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || die "the client never got going (30 s): $(cat "$tmp/err")"
+kill -STOP "$spid"
+sleep 1 # well past the 200 ms after which an unanswered UDP request is resent (lost)
+kill -CONT "$spid"
+bpt_wait_until 30 bpt_vcsw_over "$cpid" 3000 || die "the client never went on after the server's stop (30 s)"
+kill -INT "$cpid"
+wait "$cpid"
+python3 - "$tmp/out" <<'EOF' || fail "lost requests in json: $(head -c 600 "$tmp/out")"
+import json, sys
+row = json.load(open(sys.argv[1]))["rows"][0]
+assert row["runs"][0]["lost"] >= 1, row["runs"][0]
+assert row["lost"] == sum(r["lost"] for r in row["runs"]), (row["lost"], [r["lost"] for r in row["runs"]])
+EOF
+
+# Ctrl-C in a matrix's first row: the rows never run say so (table "not run", json null), never zeros
+# interrupted_matrix FORMAT: the matrix stopped in its first (blocking) row, its output in $tmp/out
+interrupted_matrix() {
+	"$BP" pingpong --client 127.0.0.1 --port "$port" "${pin_client[@]}" -n 100000000 --runs 1 --warmup-count 10 \
+		--matrix --mode epoll:spin --format "$1" >"$tmp/out" 2>"$tmp/err" &
+	cpid=$!
+	pids+=("$cpid")
+	bpt_wait_until 30 bpt_vcsw_over "$cpid" 1000 || die "the matrix client never got going (30 s): $(cat "$tmp/err")"
+	kill -INT "$cpid"
+	wait "$cpid"
+	rc=$?
+	[ "$rc" -eq 130 ] || fail "interrupted matrix exited $rc, want 130 ($(cat "$tmp/err"))"
+}
+interrupted_matrix table
+for label in "client only" "both ends"; do
+	grep -q "^$label .* not run$" "$tmp/out" || fail "matrix row '$label' never run is not shown as not run: $(cat "$tmp/out")"
+done
+interrupted_matrix json
+python3 - "$tmp/out" <<'EOF' || fail "interrupted matrix json: $(head -c 600 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["interrupted"] is True
+first, rest = d["rows"][0], d["rows"][1:]
+assert first["runs_done"] == 1 and first["mean_us"] is not None, first
+for row in rest:
+    assert row["runs_done"] == 0 and row["runs"] == [], row
+    for key in ("n", "lost", "min_us", "mean_us", "p50_us", "p99_us", "max_us", "mean_lo_us", "server_napi_id"):
+        assert row[key] is None, (row["row"], key, row[key])
+EOF
+
 # a server that stops answering (SIGSTOP) mid-run: --timeout 1 ends the run with one
 # line and exit 1, no sooner than 1 s after the last reply (which came at most a round
 # trip before the stop) and, generously, within 30 s (a busy machine is slow to say so)

@@ -299,6 +299,44 @@ static void test_failed_change_leaves_nothing(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
+/*
+ * test_hello_sysctl_unknown - an agent that cannot read net.core.busy_poll/busy_read
+ * sends no value for them (never -1) and says why; the client takes them as unknown
+ * with that reason, and a hello without them (nor a reason) as unknown too.
+ */
+static void test_hello_sysctl_unknown(void **state)
+{
+	struct aw_hello h = { .pid = 7, .busy_poll = -1, .busy_read = 0 }, got;
+	int64_t v;
+
+	(void)state;
+	snprintf(h.version, sizeof(h.version), "1");
+	snprintf(h.hostname, sizeof(h.hostname), "b");
+	snprintf(h.kernel, sizeof(h.kernel), "6.18");
+	snprintf(h.sysctl_why, sizeof(h.sysctl_why), "net.core.busy_poll cannot be read: Permission denied");
+	aw_hello_put(&m, &h);
+	assert_int_equal(ctl_get_i64(&m, CTL_T_BUSY_POLL, &v), -ENOENT);
+	assert_int_equal(ctl_get_i64(&m, CTL_T_BUSY_READ, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(aw_hello_get(&m, &got), 0);
+	assert_int_equal(got.busy_poll, -1);
+	assert_int_equal(got.busy_read, 0);
+	assert_string_equal(got.sysctl_why, h.sysctl_why);
+	/* both read: no reason */
+	h.busy_poll = 50;
+	h.sysctl_why[0] = 0;
+	aw_hello_put(&m, &h);
+	assert_int_equal(aw_hello_get(&m, &got), 0);
+	assert_int_equal(got.busy_poll, 50);
+	assert_string_equal(got.sysctl_why, "");
+	/* unknown without a reason sent: still a reason for the reader */
+	h.busy_read = -1;
+	aw_hello_put(&m, &h);
+	assert_int_equal(aw_hello_get(&m, &got), 0);
+	assert_int_equal(got.busy_read, -1);
+	assert_true(got.sysctl_why[0] != 0);
+}
+
 static int setup(void **state)
 {
 	bpt_tmpdir("test-session", dir, sizeof(dir));
@@ -313,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_server_refusals),
 		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_failed_change_leaves_nothing),
+		cmocka_unit_test(test_hello_sysctl_unknown),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -99,8 +99,9 @@ static void do_hello(struct session *s, struct ctl_msg *out)
 	snprintf(h.kernel, sizeof(h.kernel), "%s", host.kernel);
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h.netns = st.st_ino;
-	h.busy_poll = host.busy_poll; /* BP_UNKNOWN is the wire's -1 (agent_wire.h) */
+	h.busy_poll = host.busy_poll; /* BP_UNKNOWN: not sent, and why (agent_wire.h) */
 	h.busy_read = host.busy_read;
+	snprintf(h.sysctl_why, sizeof(h.sysctl_why), "%s", host.sysctl_why);
 	memcpy(h.cpus, s->cfg->cpus, sizeof(int) * (size_t)(h.ncpus < AW_MAX_CPUS ? h.ncpus : AW_MAX_CPUS));
 	aw_hello_put(out, &h);
 }

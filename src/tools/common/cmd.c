@@ -128,14 +128,33 @@ void bp_host_read_at(struct bp_host *h, const char *root)
 	h->ncpus = count_cpus(root, "sys/devices/system/cpu/online");
 }
 
+/* sysctl_why - why net.core.NAME could not be read (rc: tool_read_net_sysctl's), into the host's words. */
+static void sysctl_why(struct bp_host *h, const char *name, int rc)
+{
+	if (h->sysctl_why[0])
+		return;
+	if (rc == -ENOENT)
+		snprintf(h->sysctl_why, sizeof(h->sysctl_why), "net.core.%s is not in this network namespace, and "
+			 "reading it in the first one needs CAP_SYS_ADMIN", name);
+	else
+		snprintf(h->sysctl_why, sizeof(h->sysctl_why), "net.core.%s cannot be read: %s", name,
+			 rc ? strerror(-rc) : "not a number");
+}
+
 void bp_host_read(struct bp_host *h)
 {
+	int rc;
+
 	bp_host_read_at(h, "");
 	/* outside the first network namespace the sysctls are read there */
-	if (h->busy_poll == BP_UNKNOWN && tool_read_net_sysctl("busy_poll", &h->busy_poll))
+	if (h->busy_poll == BP_UNKNOWN && (rc = tool_read_net_sysctl("busy_poll", &h->busy_poll))) {
 		h->busy_poll = BP_UNKNOWN;
-	if (h->busy_read == BP_UNKNOWN && tool_read_net_sysctl("busy_read", &h->busy_read))
+		sysctl_why(h, "busy_poll", rc);
+	}
+	if (h->busy_read == BP_UNKNOWN && (rc = tool_read_net_sysctl("busy_read", &h->busy_read))) {
 		h->busy_read = BP_UNKNOWN;
+		sysctl_why(h, "busy_read", rc);
+	}
 }
 
 const char *bp_known_text(int v, char *buf, size_t len)

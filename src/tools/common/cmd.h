@@ -64,6 +64,7 @@ struct bp_host {
 	int busy_poll;     /* net.core.busy_poll in us, BP_UNKNOWN when unreadable */
 	int busy_read;     /* net.core.busy_read in us, BP_UNKNOWN when unreadable */
 	int ncpus;         /* CPUs online, BP_UNKNOWN when unreadable */
+	char sysctl_why[160]; /* why busy_poll or busy_read is unknown; "" when both were read */
 };
 
 /*

@@ -215,6 +215,26 @@ static void served(struct cmp_report *r, const struct rr_result *res)
 }
 
 /*
+ * saturated_rate - the rate a saturated cell achieved: offered more than it can take,
+ * an open loop carries what the closed loop with the same flows carries, so one closed
+ * loop run of co (the cell's settings) measures it; NAN when that run fails too.
+ */
+static void saturated_rate(const struct cmp_side *side, struct rr_opts *co, struct cmp_cell *cell,
+			   struct rr_result *res)
+{
+	char err[512];
+	int ret;
+
+	co->rate = 0;
+	if (side->client_enter)
+		side->client_enter(side->ctx);
+	ret = rr_client_run(co, stop_requested, res, err, sizeof(err));
+	if (side->client_leave)
+		side->client_leave(side->ctx);
+	cell->sat_tps = !ret && !res->interrupted && res->tps > 0 ? res->tps : NAN;
+}
+
+/*
  * run_once - one run of the cell against its mode's server at host:port (through
  * side's client namespace), appended to the cell's samples. An open loop the mode
  * cannot keep up with (rr's -EOVERFLOW) is a finding, not a failure: the cell is
@@ -245,12 +265,16 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 		/* what to do, in compare's options (it takes --rates and --flows, not --max-outstanding) */
 		snprintf(cell->error, sizeof(cell->error), "%.470s%s", err,
 			 cell->saturated ? "; lower --rates or add --flows" : "");
+		if (cell->saturated)
+			saturated_rate(side, &co, cell, res);
 		return;
 	}
 	if (res->interrupted)
 		return;
 	served(r, res);
 	sample_of(&cell->sample[cell->runs++], res, cell->rate);
+	if (side->napi_now)
+		side->napi_now(side->ctx, cell);
 }
 
 /* cell_done - the cell runs no more: it failed or saturated (the runs before stay). */
@@ -272,7 +296,8 @@ int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)
 		for (int fi = 0; fi < o->nflows; fi++)
 			for (int ri = 0; ri < o->nrates; ri++)
 				r->cells[r->ncells++] = (struct cmp_cell){ .mode_idx = mi, .coal_idx = r->coal_now,
-									   .flows = o->flows[fi], .rate = o->rates[ri] };
+									   .flows = o->flows[fi], .rate = o->rates[ri],
+									   .sat_tps = NAN };
 	/* round k of every mode before round k+1: never one mode's runs back to back */
 	for (int run = 0; run < o->runs && !*stop_requested; run++) {
 		for (int mi = 0; mi < o->nmodes && !*stop_requested; mi++) {
@@ -384,11 +409,44 @@ static void bed_client_leave(void *ctx)
 	bed_leave(bs->b);
 }
 
+/* bed_napi_now - each end's NAPI settings now, the cell's server still up: what the run ran at. */
+static void bed_napi_now(void *ctx, struct cmp_cell *cell)
+{
+	struct bed_side *bs = ctx;
+	struct bed *b = bs->b;
+
+	cell->nnapi_at = 0;
+	cell->napi_at_read = b->up;
+	for (int side = 0; side < 2 && b->up; side++) {
+		uint32_t ids[CMP_MAX_NAPI];
+		int n = bp_testbed_napi_ids(&b->tb, side, ids, CMP_MAX_NAPI);
+
+		if (n < 0 || bed_enter(b, side)) {
+			cell->napi_at_read = false;
+			continue;
+		}
+		for (int i = 0; i < n && cell->nnapi_at < CMP_MAX_NAPI; i++) {
+			struct bp_napi_info info;
+
+			if (bp_napi_get(ids[i], &info)) {
+				cell->napi_at_read = false;
+				continue;
+			}
+			cell->napi_at[cell->nnapi_at++] = (struct cmp_napi_at){
+				.id = info.id, .side = side ? 's' : 'c', .defer_hard_irqs = info.defer_hard_irqs,
+				.gro_flush_timeout_ns = info.gro_flush_timeout_ns,
+				.irq_suspend_timeout_ns = info.irq_suspend_timeout_ns,
+			};
+		}
+		bed_leave(b);
+	}
+}
+
 static int run_matrix(struct cmp_report *r, struct bed *b)
 {
 	struct bed_side bs = { .r = r, .b = b };
 	const struct cmp_side side = { .start = bed_start, .stop = bed_stop, .client_enter = bed_client_enter,
-				       .client_leave = bed_client_leave, .ctx = &bs };
+				       .client_leave = bed_client_leave, .napi_now = bed_napi_now, .ctx = &bs };
 
 	r->ncoal = 1;
 	return cmp_run_matrix(r, &side);
@@ -485,10 +543,12 @@ static int run_local(struct cmp_report *r)
 static int run_remote(struct cmp_report *r)
 {
 	char err[512];
+	int rc = cmp_remote_run(r, stop_requested, err, sizeof(err));
 
-	if (cmp_remote_run(r, stop_requested, err, sizeof(err))) {
+	if (rc) {
 		bp_tool_error("compare", "%s", err);
-		return BP_EXIT_FAIL;
+		/* a host another session holds is found before any cell: refused as held (docs/cli.md) */
+		return rc == -EBUSY ? bp_exit_for(rc) : BP_EXIT_FAIL;
 	}
 	return BP_EXIT_OK;
 }
@@ -541,6 +601,7 @@ int cmd_compare(int argc, char **argv)
 	snprintf(r->kernel, sizeof(r->kernel), "%s", host.kernel);
 	r->sysctl_busy_poll = host.busy_poll;
 	r->sysctl_busy_read = host.busy_read;
+	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", host.sysctl_why);
 	ret = r->opts.remote.remote[0] ? run_remote(r) : run_local(r);
 	if (ret == BP_EXIT_OK)
 		ret = report(r);

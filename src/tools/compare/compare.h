@@ -83,6 +83,15 @@ struct cmp_cell {
 	int runs;                  /* completed */
 	bool failed;
 	bool saturated;            /* an open loop the mode could not keep up with (not a failure) */
+	double sat_tps;            /* saturated: what the mode carried, its closed loop with the same flows (NAN: unknown) */
+	struct cmp_napi_at {       /* the NAPI settings its last run ran at, read before its server stopped */
+		uint32_t id;
+		char side;         /* 'c' client end, 's' server end */
+		uint32_t defer_hard_irqs;
+		uint64_t gro_flush_timeout_ns, irq_suspend_timeout_ns;
+	} napi_at[CMP_MAX_NAPI];
+	int nnapi_at;
+	bool napi_at_read;         /* false: not read (loopback, or the side cannot) */
 	char error[512];
 	double tps, tps_min, tps_max, tps_mean; /* achieved: median, spread, mean over the runs */
 	struct cmp_sample sample[CMP_MAX_RUNS]; /* each run, in the order run (rounds alternate the modes) */
@@ -123,7 +132,8 @@ struct cmp_end {
 	char coal_why[192];        /* the driver's words when it has none */
 	char coal_run[CMP_MAX_COAL][256]; /* per setting: what the run set, or why it could not */
 	bool coal_applied[CMP_MAX_COAL];
-	int busy_poll, busy_read;  /* net.core sysctls, -1 unreadable */
+	int busy_poll, busy_read;  /* net.core sysctls, BP_UNKNOWN unreadable */
+	char sysctl_why[160];      /* why one is unreadable ("" both read) */
 	struct bp_napi_info napi[CMP_MAX_NAPI]; /* the device's NAPIs, as found */
 	int nnapi;
 	uint32_t served[EV_MAX_NAPI]; /* the NAPIs its flows were served by (evidence) */
@@ -138,6 +148,7 @@ struct cmp_report {
 	char path[200];            /* "veth test bed bp-x-a <-> bp-x-b", "loopback", "two hosts: ..." */
 	char kernel[128];
 	int sysctl_busy_poll, sysctl_busy_read;
+	char sysctl_why[160];      /* why one is unreadable ("" both read) */
 	struct cmp_napi napi[CMP_MAX_NAPI];
 	int nnapi;
 	char stale[4][256];        /* test beds left by a compare that is gone, removed at the start */
@@ -164,6 +175,8 @@ struct cmp_side {
 	/* around each client run: into the client's namespace and back (NULL: stay) */
 	int (*client_enter)(void *ctx);
 	void (*client_leave)(void *ctx);
+	/* after a run, its server still up: the NAPI settings both ends ran at into cell (NULL: none) */
+	void (*napi_now)(void *ctx, struct cmp_cell *cell);
 	void *ctx;
 };
 

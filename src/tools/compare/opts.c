@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "tools/common/opt.h"
@@ -167,9 +168,13 @@ static int parse_plot(const struct opt_spec *sp, const char *name, const char *v
 	struct cmp_opts *o = base;
 	char dir[sizeof(o->plot)];
 	char *slash;
+	size_t n = strlen(v);
 
-	if (!*v || strlen(v) >= sizeof(o->plot))
+	if (!*v || n >= sizeof(o->plot))
 		return tool_fail(err, errlen, "%s '%s': a file name, shorter than %zu characters", name, v, sizeof(o->plot));
+	/* the plot is SVG only: a .png would get SVG inside */
+	if (n < 5 || strcasecmp(v + n - 4, ".svg") || v[n - 5] == '/')
+		return tool_fail(err, errlen, "%s %s: the plot is SVG, give a name ending in .svg", name, v);
 	snprintf(dir, sizeof(dir), "%s", v);
 	slash = strrchr(dir, '/');
 	if (slash)

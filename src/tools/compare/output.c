@@ -93,9 +93,10 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 	if (r->remote)
 		cmp_print_ends(out, r);
 	else
-		fprintf(out, "  net.core.busy_poll %s, net.core.busy_read %s\n",
+		fprintf(out, "  net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n",
 			bp_known_text(r->sysctl_busy_poll, bp, sizeof(bp)),
-			bp_known_text(r->sysctl_busy_read, br, sizeof(br)));
+			bp_known_text(r->sysctl_busy_read, br, sizeof(br)), r->sysctl_why[0] ? " (" : "", r->sysctl_why,
+			r->sysctl_why[0] ? ")" : "");
 	for (int i = 0; i < r->nnapi; i++) {
 		const struct cmp_napi *n = &r->napi[i];
 
@@ -140,7 +141,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			fprintf(out, "%scoalescing %s on both ends:\n", i ? "\n" : "", r->coal_label[c->coal_idx]);
 		offered_text(c, rt, sizeof(rt));
 		if ((c->failed || c->saturated) && !c->runs) {
-			fprintf(out, "%-*s %5d %9s  %s: %s\n", width, label, c->flows, rt,
+			char at[32] = "-";
+
+			/* a saturated cell's achieved rate: what its closed loop carried */
+			if (c->saturated && isfinite(c->sat_tps))
+				snprintf(at, sizeof(at), "%.0f", c->sat_tps);
+			fprintf(out, "%-*s %5d %9s %10s  %s: %s\n", width, label, c->flows, rt, c->saturated ? at : "-",
 				c->saturated ? "saturated" : "failed", c->error);
 			continue;
 		}
@@ -196,6 +202,12 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
 		     "busy polling ran.\n",
 		r->opts.client_modes[0]);
+	for (int i = 0; i < r->ncells; i++)
+		if (r->cells[i].saturated && !r->cells[i].runs) {
+			fputs("saturated: offered more than the mode takes; its tx/s is what its closed loop with the same "
+			      "flows carried (an open loop carries no more).\n", out);
+			break;
+		}
 }
 
 /* emit_lat - eight latencies in us as key {min, mean, p50..p99_99, max}, or null. */
@@ -239,10 +251,12 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_bool(e, "failed", c->failed);
 	em_bool(e, "saturated", c->saturated);
 	em_string(e, "error", c->error, sizeof(c->error));
-	em_double(e, "tps", c->tps);
-	em_double(e, "achieved_rate", c->tps);
-	em_double(e, "tps_min", c->tps_min);
-	em_double(e, "tps_max", c->tps_max);
+	em_double(e, "tps", c->runs ? c->tps : NAN); /* no run finished: none, not 0 */
+	/* saturated before a run finished: what the mode carried, its closed loop with the same flows */
+	em_double(e, "achieved_rate", c->runs ? c->tps : c->saturated ? c->sat_tps : NAN);
+	em_bool(e, "achieved_rate_closed_loop", !c->runs && c->saturated && isfinite(c->sat_tps));
+	em_double(e, "tps_min", c->runs ? c->tps_min : NAN);
+	em_double(e, "tps_max", c->runs ? c->tps_max : NAN);
 	em_double(e, "tps_mean", c->runs ? c->tps_mean : NAN);
 	for (int k = 2; k <= 4; k += 2) {
 		struct cmp_spread sp = cmp_lat_spread(c, k);
@@ -271,6 +285,24 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 			em_end(e);
 		}
 		em_array_end(e);
+		/* the NAPI settings the cell ran at (its last run, read before its server stopped) */
+		if (c->napi_at_read) {
+			em_array_begin(e, "napi_ran_at");
+			for (int i = 0; i < c->nnapi_at; i++) {
+				const struct cmp_napi_at *n = &c->napi_at[i];
+
+				em_begin(e, NULL, false);
+				em_u64(e, "id", n->id);
+				em_string(e, "end", n->side == 'c' ? "client" : "server", 8);
+				em_u64(e, "defer_hard_irqs", n->defer_hard_irqs);
+				em_u64(e, "gro_flush_timeout_ns", n->gro_flush_timeout_ns);
+				em_u64(e, "irq_suspend_timeout_ns", n->irq_suspend_timeout_ns);
+				em_end(e);
+			}
+			em_array_end(e);
+		} else {
+			em_null(e, "napi_ran_at");
+		}
 	}
 	em_u64(e, "transactions", c->transactions);
 	emit_lat(e, "latency_us", c->lat_us, false);
@@ -336,6 +368,7 @@ static void print_json(FILE *out, const struct cmp_report *r)
 	em_string(&e, "rates", o->rates_text, sizeof(o->rates_text));
 	em_known_int(&e, "sysctl_busy_poll", r->sysctl_busy_poll);
 	em_known_int(&e, "sysctl_busy_read", r->sysctl_busy_read);
+	em_known_string(&e, "sysctl_note", r->sysctl_why, sizeof(r->sysctl_why)); /* why one is null */
 	em_end(&e);
 	em_array_begin(&e, "napi");
 	for (int i = 0; i < r->nnapi; i++) {

@@ -28,10 +28,10 @@ static void mode_label(const struct cmp_report *r, int mi, char *buf, size_t len
 	snprintf(buf, len, "%s", r->opts.labels[mi]);
 }
 
-/* Room for the charts, the axis labels and a legend of three modes per line. */
+/* Room for the charts, the axis labels and a legend (--rates: two entries per line, and the closed loop's). */
 static int row_height(const struct cmp_report *r)
 {
-	return PLOT_Y + PLOT_H + 40 + (r->opts.nmodes + 2) / 3 * 14 + 24;
+	return PLOT_Y + PLOT_H + 40 + (r->opts.nmodes + 2) / 2 * 14 + 24;
 }
 
 static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
@@ -118,7 +118,7 @@ static void plot_row(FILE *f, const struct cmp_report *r, int flows, int row)
 			fputs("</text>\n", f);
 		}
 		/* legend entry under the charts */
-		svg_legend(f, s, LAT_X, PLOT_Y + PLOT_H + 28, color, label,
+		svg_legend(f, s, 3, 330, LAT_X, PLOT_Y + PLOT_H + 28, color, label,
 			   c->proof_missing ? " (!: no busy-poll proof)" : "");
 		fputs("</g>\n", f);
 		s++;

@@ -71,8 +71,8 @@ static int resolve(struct cmp_opts *o, char *err, size_t errlen)
 	if (rc || !ai) {
 		if (o->server_addr[0])
 			return tool_fail(err, errlen, "--server-addr %s: does not resolve here: %s", host, gai_strerror(rc));
-		return tool_fail(err, errlen, "--remote %s: %s does not resolve here (%s); give the server's data "
-				 "address with --server-addr ADDR", o->remote.remote, host, gai_strerror(rc));
+		return tool_fail(err, errlen, "--remote %s: %s does not resolve here (%s): name the agent's host as "
+				 "this host resolves it", o->remote.remote, host, gai_strerror(rc));
 	}
 	bp_format_addr(ai->ai_addr, o->server_ip, sizeof(o->server_ip));
 	freeaddrinfo(ai);
@@ -152,6 +152,7 @@ static int local_end(struct cmp_report *r, char *err, size_t errlen)
 	snprintf(e->kernel, sizeof(e->kernel), "%s", host.kernel);
 	e->busy_poll = host.busy_poll;
 	e->busy_read = host.busy_read;
+	snprintf(e->sysctl_why, sizeof(e->sysctl_why), "%s", host.sysctl_why);
 	if (bp_parse_addr(r->opts.server_ip, 9, &dst, &len)) {
 		snprintf(err, errlen, "%s: %s", r->opts.server_ip, bp_last_error());
 		return -EINVAL;
@@ -181,6 +182,7 @@ static int remote_end(struct cmp_report *r, struct agent_conn *a, char *err, siz
 	snprintf(e->kernel, sizeof(e->kernel), "%s", a->hello.kernel);
 	e->busy_poll = a->hello.busy_poll;
 	e->busy_read = a->hello.busy_read;
+	snprintf(e->sysctl_why, sizeof(e->sysctl_why), "%s", a->hello.sysctl_why);
 	snprintf(e->addr, sizeof(e->addr), "%s", r->opts.server_ip);
 	if ((rc = agent_path(a, NULL, r->opts.server_ip, &p, err, errlen)))
 		return rc;
@@ -226,6 +228,34 @@ static void remote_stop(void *ctx, int mi)
 		fprintf(stderr, "busypoll compare: this host's %s\n", err);
 }
 
+/* remote_napi_now - both ends' NAPI settings now, the cell's server still up (this end read here, B's from its agent). */
+static void remote_napi_now(void *ctx, struct cmp_cell *cell)
+{
+	struct remote_side *rs = ctx;
+
+	cell->nnapi_at = 0;
+	cell->napi_at_read = true;
+	for (int end = 0; end < 2; end++) {
+		const struct cmp_end *e = &rs->r->ends[end];
+
+		for (int i = 0; i < e->nnapi && cell->nnapi_at < CMP_MAX_NAPI; i++) {
+			struct bp_napi_info now;
+			char err[300];
+
+			if (end ? agent_napi(rs->a, e->napi[i].id, NULL, &now, err, sizeof(err)) :
+				  bp_napi_get(e->napi[i].id, &now)) {
+				cell->napi_at_read = false;
+				continue;
+			}
+			cell->napi_at[cell->nnapi_at++] = (struct cmp_napi_at){
+				.id = e->napi[i].id, .side = end ? 's' : 'c', .defer_hard_irqs = now.defer_hard_irqs,
+				.gro_flush_timeout_ns = now.gro_flush_timeout_ns,
+				.irq_suspend_timeout_ns = now.irq_suspend_timeout_ns,
+			};
+		}
+	}
+}
+
 /*
  * set_coalesce - setting k's coalescing on one end through its agent (NULL: none
  * here). Not supported there: said, and the run goes on. 0, or -errno (refused).
@@ -257,28 +287,43 @@ static int set_coalesce(struct cmp_report *r, int end, struct agent_conn *a, con
 	return 0;
 }
 
-/* journal_local_napis - this end's NAPIs journalled by its agent (set to what they are): restored however we end. */
-static void journal_local_napis(struct cmp_report *r, struct agent_conn *la)
+/*
+ * hold_end - end's NAPIs journalled by its agent a (set to what they are), which takes
+ * that host's change lock for the session: restored however we end, and a host another
+ * session holds is found now, before any cell. 0, or -EBUSY with the line naming the
+ * holder in err; any other refusal is said for this end (not quiet), and the run goes on.
+ */
+static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *err, size_t errlen)
 {
-	const struct cmp_end *e = &r->ends[0];
+	const struct cmp_end *e = &r->ends[end];
 
 	for (int i = 0; i < e->nnapi; i++) {
 		bp_napi_settings s = e->napi[i];
 		struct bp_napi_info now;
-		char text[256], err[300];
+		char text[256], why[400];
+		int rc;
 
 		s.has &= BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH | BP_NAPI_HAS_IRQ_SUSPEND;
 		nic_format_napi(&s, text, sizeof(text));
-		if (text[0] && agent_napi(la, s.id, text, &now, err, sizeof(err)) && !r->opts.quiet)
-			fprintf(stderr, "busypoll compare: this host's NAPI %u is not journalled: %s\n", s.id, err);
+		if (!text[0] || !(rc = agent_napi(a, s.id, text, &now, why, sizeof(why))))
+			continue;
+		if (rc == -EBUSY) {
+			snprintf(err, errlen, "%s (%s) is busy: %.300s; no cell was run", end ? "the server's host" : "this host",
+				 e->host, why);
+			return -EBUSY;
+		}
+		/* the server's host may refuse a change to this user: its cells say so if they need one */
+		if (!end && !r->opts.quiet)
+			fprintf(stderr, "busypoll compare: this host's NAPI %u is not journalled: %s\n", s.id, why);
 	}
+	return 0;
 }
 
 /* block - setting k: coalescing on both ends, then the matrix. */
 static int block(struct cmp_report *r, struct remote_side *rs, struct agent_conn *la, const char *set, int k,
 		 char *err, size_t errlen)
 {
-	const struct cmp_side side = { .start = remote_start, .stop = remote_stop, .ctx = rs };
+	const struct cmp_side side = { .start = remote_start, .stop = remote_stop, .napi_now = remote_napi_now, .ctx = rs };
 	int rc;
 
 	r->coal_now = k;
@@ -310,6 +355,12 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 		return rc;
 	snprintf(r->agent, sizeof(r->agent), "%s", a.where);
 	r->agent_pid = a.hello.pid;
+	/*
+	 * this end's agent first: at its start it restores what a killed session left, so
+	 * the ends are read after every restore, as the first cell finds them
+	 */
+	if (local_agent && (rc = agent_local(&la, NULL, err, errlen)))
+		goto out;
 	if ((rc = local_end(r, err, errlen)) || (rc = remote_end(r, &a, err, errlen)))
 		goto out;
 	snprintf(r->path, sizeof(r->path), "two hosts: %.30s (%s, %.40s) -> %.30s (%s, %.40s)", r->ends[0].host, r->ends[0].dev,
@@ -317,14 +368,16 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	snprintf(r->kernel, sizeof(r->kernel), "%s", r->ends[0].kernel);
 	r->sysctl_busy_poll = r->ends[0].busy_poll;
 	r->sysctl_busy_read = r->ends[0].busy_read;
+	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", r->ends[0].sysctl_why);
 	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
 		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
-	/* this end's changes go through an agent too: journalled, restored if we are killed */
-	if (local_agent) {
-		if ((rc = agent_local(&la, NULL, err, errlen)))
-			goto out;
-		journal_local_napis(r, &la);
-	}
+	/*
+	 * both hosts held for the session before any cell (the server's first): a host
+	 * another session changes is refused with the line naming it, and this end's
+	 * changes go through an agent too: journalled, restored if we are killed
+	 */
+	if ((rc = hold_end(r, 1, &a, err, errlen)) || (local_agent && (rc = hold_end(r, 0, &la, err, errlen))))
+		goto out;
 	if (o->coalesce[0])
 		rc = block(r, &rs, local_agent ? &la : NULL, o->coalesce, 0, err, errlen);
 	else
@@ -394,8 +447,9 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 			if (e->coal_run[c][0])
 				fprintf(out, "  %s coalescing for the run%s%s: %s\n", e->role, r->ncoal > 1 ? " at " : "",
 					r->ncoal > 1 ? r->coal_label[c] : "", e->coal_run[c]);
-		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s\n", e->role,
-			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)));
+		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n", e->role,
+			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)),
+			e->sysctl_why[0] ? " (" : "", e->sysctl_why, e->sysctl_why[0] ? ")" : "");
 		for (int i = 0; i < e->nnapi; i++)
 			napi_line(out, e->role, &e->napi[i], was_served(e, e->napi[i].id));
 		if (!e->nnapi)
@@ -481,6 +535,7 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		em_end(e);
 		em_known_int(e, "sysctl_busy_poll", x->busy_poll);
 		em_known_int(e, "sysctl_busy_read", x->busy_read);
+		em_known_string(e, "sysctl_note", x->sysctl_why, sizeof(x->sysctl_why)); /* why one is null */
 		em_array_begin(e, "napi");
 		for (int i = 0; i < x->nnapi; i++) {
 			em_begin(e, NULL, false);

@@ -107,11 +107,12 @@ void svg_grid(FILE *f, const struct svg_axis *a, double cross, double cross_len)
 	}
 }
 
-void svg_legend(FILE *f, int s, int x, int y, const char *color, const char *label, const char *note)
+void svg_legend(FILE *f, int s, int cols, int col_w, int x, int y, const char *color, const char *label,
+		const char *note)
 {
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n", x + (s % 3) * 330,
-		y + (s / 3) * 14, color);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">", x + (s % 3) * 330 + 14, y + 9 + (s / 3) * 14);
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\" stroke=\"#444\"/>\n",
+		x + (s % cols) * col_w, y + (s / cols) * 14, color);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">", x + (s % cols) * col_w + 14, y + 9 + (s / cols) * 14);
 	svg_text(f, label);
 	svg_text(f, note);
 	fputs("</text>\n", f);

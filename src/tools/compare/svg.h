@@ -43,7 +43,8 @@ double svg_pos(const struct svg_axis *a, double v);
  * their labels beside it ("20k" for thousands).
  */
 void svg_grid(FILE *f, const struct svg_axis *a, double cross, double cross_len);
-/* svg_legend - entry s of a legend three to a line at (x, y): a swatch, the label, note ("" none). */
-void svg_legend(FILE *f, int s, int x, int y, const char *color, const char *label, const char *note);
+/* svg_legend - entry s of a legend cols to a line, col_w apart, at (x, y): a swatch, the label, note ("" none). */
+void svg_legend(FILE *f, int s, int cols, int col_w, int x, int y, const char *color, const char *label,
+		const char *note);
 
 #endif

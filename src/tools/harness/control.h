@@ -153,7 +153,7 @@ enum ctl_tag {
 	CTL_T_STATUS,           /* i64: a server's exit status, -1 while it runs */
 	CTL_T_RESTORED,         /* u64: settings put back */
 	CTL_T_HOSTNAME,         /* text */
-	CTL_T_BUSY_POLL,        /* i64: net.core.busy_poll, -1 unreadable */
+	CTL_T_BUSY_POLL,        /* i64: net.core.busy_poll; absent when unreadable (CTL_T_NOTE: why) */
 	CTL_T_BUSY_READ,        /* i64: net.core.busy_read */
 	CTL_T_NETNS,            /* u64: the network namespace's inode */
 	CTL_T_VERSION,          /* text: the program's version */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's structures in control messages (contract in tools/link/agent_wire.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tools/link/agent_wire.h"
@@ -235,8 +236,13 @@ void aw_hello_put(struct ctl_msg *m, const struct aw_hello *h)
 	ctl_put_text(m, CTL_T_HOSTNAME, h->hostname);
 	ctl_put_text(m, CTL_T_KERNEL, h->kernel);
 	ctl_put_u64(m, CTL_T_NETNS, h->netns);
-	ctl_put_i64(m, CTL_T_BUSY_POLL, h->busy_poll);
-	ctl_put_i64(m, CTL_T_BUSY_READ, h->busy_read);
+	/* an unreadable sysctl is left out, and why said: no value stands for unknown on the wire */
+	if (h->busy_poll >= 0)
+		ctl_put_i64(m, CTL_T_BUSY_POLL, h->busy_poll);
+	if (h->busy_read >= 0)
+		ctl_put_i64(m, CTL_T_BUSY_READ, h->busy_read);
+	if (h->sysctl_why[0])
+		ctl_put_text(m, CTL_T_NOTE, h->sysctl_why);
 	for (int i = 0; i < h->ncpus && i < AW_MAX_CPUS; i++)
 		ctl_put_i64(m, CTL_T_CPU, h->cpus[i]);
 }
@@ -262,7 +268,7 @@ int aw_cpus(const uint8_t *val, size_t len, int *cpus, int max)
 int aw_hello_get(const struct ctl_msg *m, struct aw_hello *h)
 {
 	char tool[16];
-	int64_t bp, br;
+	int64_t bp = -1, br = -1;
 	uint64_t pid;
 
 	memset(h, 0, sizeof(*h));
@@ -270,12 +276,20 @@ int aw_hello_get(const struct ctl_msg *m, struct aw_hello *h)
 	    ctl_get_u64(m, CTL_T_PID, &pid) || pid > INT32_MAX ||
 	    text_field(m, CTL_T_VERSION, h->version, sizeof(h->version)) ||
 	    text_field(m, CTL_T_HOSTNAME, h->hostname, sizeof(h->hostname)) ||
-	    text_field(m, CTL_T_KERNEL, h->kernel, sizeof(h->kernel)) || ctl_get_u64(m, CTL_T_NETNS, &h->netns) ||
-	    ctl_get_i64(m, CTL_T_BUSY_POLL, &bp) || ctl_get_i64(m, CTL_T_BUSY_READ, &br))
+	    text_field(m, CTL_T_KERNEL, h->kernel, sizeof(h->kernel)) || ctl_get_u64(m, CTL_T_NETNS, &h->netns))
 		return -EPROTO;
+	/* absent: unreadable there (an agent before this one sent -1 for that) */
+	if (ctl_get_i64(m, CTL_T_BUSY_POLL, &bp))
+		bp = -1;
+	if (ctl_get_i64(m, CTL_T_BUSY_READ, &br))
+		br = -1;
 	h->pid = (uint32_t)pid;
-	h->busy_poll = bp >= -1 && bp <= INT32_MAX ? (int)bp : -1;
-	h->busy_read = br >= -1 && br <= INT32_MAX ? (int)br : -1;
+	h->busy_poll = bp >= 0 && bp <= INT32_MAX ? (int)bp : -1;
+	h->busy_read = br >= 0 && br <= INT32_MAX ? (int)br : -1;
+	if (ctl_get_text(m, CTL_T_NOTE, h->sysctl_why, sizeof(h->sysctl_why)))
+		h->sysctl_why[0] = 0;
+	if ((h->busy_poll < 0 || h->busy_read < 0) && !h->sysctl_why[0])
+		snprintf(h->sysctl_why, sizeof(h->sysctl_why), "the agent there could not read it");
 	h->ncpus = aw_cpus(m->body, m->len, h->cpus, AW_MAX_CPUS);
 	return 0;
 }

@@ -45,7 +45,8 @@ struct aw_hello {
 	char hostname[64];
 	char kernel[128];
 	uint64_t netns;            /* its network namespace's inode */
-	int busy_poll, busy_read;  /* net.core sysctls, -1 unreadable */
+	int busy_poll, busy_read;  /* net.core sysctls, BP_UNKNOWN (-1) unreadable: then not sent */
+	char sysctl_why[160];      /* why one is unreadable there ("" both read) */
 	int cpus[AW_MAX_CPUS];     /* --cpus: where its servers may run (none: any) */
 	int ncpus;
 };

@@ -81,7 +81,12 @@ static void emit_record(struct emit *e, const struct pp_row *row, int run, bool 
 {
 	const struct pp_run *r = run >= 0 ? &row->runs[run] : NULL;
 	const struct pp_agg *a = &row->agg;
+	bool ran = r || row->nruns; /* a row never run (interrupted before it) has no figures: null */
+	uint64_t lost = 0;
 	char runtext[16];
+
+	for (int i = 0; i < row->nruns; i++) /* the row's: every run's resent requests */
+		lost += row->runs[i].lost;
 
 	em_string(e, "row", row->label, sizeof(row->label));
 	em_string(e, "client_mode", row->client_mode, sizeof(row->client_mode));
@@ -91,15 +96,20 @@ static void emit_record(struct emit *e, const struct pp_row *row, int run, bool 
 	else
 		snprintf(runtext, sizeof(runtext), "avg");
 	em_string(e, "run", runtext, sizeof(runtext));
-	em_u64(e, "n", r ? r->n : row->all->count);
-	em_u64(e, "lost", r ? r->lost : 0);
-	em_double(e, "min_us", r ? r->min_us : a->min_us);
-	em_double(e, "mean_us", r ? r->mean_us : a->mean_us);
-	em_double(e, "sd_us", r ? NAN : a->sd_us);
-	em_double(e, "p50_us", r ? r->p50_us : a->p50_us);
-	em_double(e, "p99_us", r ? r->p99_us : a->p99_us);
-	em_double(e, "p99_9_us", r ? r->p999_us : a->p999_us);
-	em_double(e, "max_us", r ? r->max_us : a->max_us);
+	if (ran) {
+		em_u64(e, "n", r ? r->n : row->all->count);
+		em_u64(e, "lost", r ? r->lost : lost);
+	} else {
+		em_null(e, "n");
+		em_null(e, "lost");
+	}
+	em_double(e, "min_us", r ? r->min_us : ran ? a->min_us : NAN);
+	em_double(e, "mean_us", r ? r->mean_us : ran ? a->mean_us : NAN);
+	em_double(e, "sd_us", r || !ran ? NAN : a->sd_us);
+	em_double(e, "p50_us", r ? r->p50_us : ran ? a->p50_us : NAN);
+	em_double(e, "p99_us", r ? r->p99_us : ran ? a->p99_us : NAN);
+	em_double(e, "p99_9_us", r ? r->p999_us : ran ? a->p999_us : NAN);
+	em_double(e, "max_us", r ? r->max_us : ran ? a->max_us : NAN);
 	emit_side(e, "client", r ? &r->client : &row->client);
 	emit_side(e, "server", r ? &r->server : &row->server);
 	if (with_bd)
@@ -179,9 +189,12 @@ static void print_json(FILE *out, const struct pp_result *res)
 		em_begin(&e, NULL, false);
 		emit_record(&e, row, -1, res->opts.breakdown);
 		em_int(&e, "runs_done", row->nruns);
-		em_double(&e, "mean_lo_us", row->agg.mean_lo_us);
-		em_double(&e, "mean_hi_us", row->agg.mean_hi_us);
-		em_u64(&e, "server_napi_id", row->server_napi_id);
+		em_double(&e, "mean_lo_us", row->nruns ? row->agg.mean_lo_us : NAN);
+		em_double(&e, "mean_hi_us", row->nruns ? row->agg.mean_hi_us : NAN);
+		if (row->nruns)
+			em_u64(&e, "server_napi_id", row->server_napi_id);
+		else
+			em_null(&e, "server_napi_id");
 		emit_hist_us(&e, "all_samples_us", row->all);
 		em_array_begin(&e, "runs");
 		for (int k = 0; k < row->nruns; k++) {
@@ -334,6 +347,11 @@ static void print_matrix(FILE *out, const struct pp_result *res)
 	for (int i = 0; i < res->nrows; i++) {
 		const struct pp_row *row = &res->rows[i];
 
+		if (!row->nruns) { /* interrupted before it: no figures, not zeros */
+			fprintf(out, "%-16s %-*s %-*s %8s\n", row->label, w,
+				clean(cm, sizeof(cm), row->client_mode, sizeof(row->client_mode)), w, "-", "not run");
+			continue;
+		}
 		fprintf(out, "%-16s %-*s %-*s %8s %8s %7s %8s %8s %8s\n", row->label, w,
 			clean(cm, sizeof(cm), row->client_mode, sizeof(row->client_mode)), w,
 			clean(sm, sizeof(sm), row->server_mode, sizeof(row->server_mode)),

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,34 @@ static bool host_ok(const char *h)
 	return true;
 }
 
+/*
+ * has_port - does --remote name a port: "HOST:PORT" or "[IPv6]:PORT" (a bare IPv6
+ * address, with its colons, names none).
+ */
+static bool has_port(const char *r)
+{
+	const char *h = strrchr(r, '@') ? strrchr(r, '@') + 1 : r, *colon = strrchr(h, ':');
+
+	if (!colon || !colon[1] || colon[1 + strspn(colon + 1, "0123456789")])
+		return false;
+	if (h[0] == '[')
+		return colon > h && colon[-1] == ']';
+	return strchr(h, ':') == colon;
+}
+
+/* resolves - does the agent's host resolve here; if not, the one line that says so. */
+static int resolves(const struct agent_remote_opts *o, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int rc = getaddrinfo(o->host, NULL, &hints, &ai);
+
+	if (rc || !ai)
+		return tool_fail(err, errlen, "--remote %s: the agent host %s does not resolve here (%s)", o->remote,
+				 o->host, gai_strerror(rc));
+	freeaddrinfo(ai);
+	return 0;
+}
+
 /* remote_check - the options that go together; the key file read (and refused) before any work. */
 static int remote_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
 {
@@ -108,6 +137,9 @@ static int remote_check(void *base, const struct opt_seen *seen, char *err, size
 		auth_key_wipe(&k);
 		snprintf(o->host, sizeof(o->host), "%.*s", (int)(strrchr(o->remote, ':') - o->remote), o->remote);
 	} else {
+		if (has_port(o->remote))
+			return tool_fail(err, errlen, "--remote %s: HOST:PORT needs --key-file FILE (the standing agent's "
+					 "key; [USER@]HOST alone reaches an agent over ssh)", o->remote);
 		at = strrchr(o->remote, '@');
 		snprintf(o->host, sizeof(o->host), "%s", at ? at + 1 : o->remote);
 		if (!o->host[0])
@@ -122,7 +154,8 @@ static int remote_check(void *base, const struct opt_seen *seen, char *err, size
 		memmove(o->host, o->host + 1, strlen(o->host));
 		o->host[strlen(o->host) - 1] = 0;
 	}
-	return 0;
+	/* a standing agent is reached by this host's resolver; ssh may know names it does not */
+	return o->key_file[0] ? resolves(o, err, errlen) : 0;
 }
 
 const struct opt_table agent_remote_table = {
