@@ -110,6 +110,15 @@ static void print_table(FILE *out, const struct tune_report *r)
 		apply_lines(out, r, &r->pt[r->best]);
 	} else if (!r->interrupted) {
 		fprintf(out, "\n%s\n", tune_verdict(r, line, sizeof(line)));
+		/* --modes leaves the baselines out of the search: say when one of them would do */
+		for (int i = 0; i < r->n; i++) {
+			const struct tune_cand *c = &r->pt[i].confirm.c;
+			bool meets = o->goal.kind == TUNE_GOAL_P99 ? c->p99 <= o->goal.p99_us : c->cpu <= o->goal.cpu_budget;
+
+			if (!r->pt[i].in_search && r->pt[i].confirm.seconds > 0 && tune_proven(c) && meets)
+				fprintf(out, "note: %s, a baseline outside the search, meets the goal in the confirmation\n",
+					r->pt[i].label);
+		}
 	}
 	fprintf(out, "\n  %-52s %8s %-18s %5s %9s %8s\n", r->confirmed ? "confirmation" : "search", "P99 us",
 		"95% interval", "CPUs", "tx/s", "bprx/tx");

@@ -212,7 +212,7 @@ static void search(struct run *ru)
 			idx[n++] = i;
 		}
 	for (unsigned rung = 1; rung <= r->rungs && !*ru->stop; rung++) {
-		double secs = r->first_s * pow(2, rung - 1);
+		double secs = fmax(r->first_s, TUNE_MIN_RUN_S) * pow(2, rung - 1);
 		int live = 0, k = 0;
 		char what[32];
 
