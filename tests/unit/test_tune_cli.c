@@ -175,6 +175,20 @@ static void test_verdict(void **state)
 				  "12.5 us over");
 	r.met = true;
 	assert_string_equal(tune_verdict(&r, line, sizeof(line)), "");
+	/* nothing left: how many failed and how many were unproven */
+	r.met = false;
+	r.best = -1;
+	r.n = 3;
+	r.pt[0].in_search = r.pt[1].in_search = r.pt[2].in_search = true;
+	r.pt[0].failed = true;
+	r.pt[1].search.seconds = 1;
+	r.pt[1].search.c.busy_poll = true;
+	r.pt[1].search.c.bprx_per_tx = 0;
+	r.pt[2].search.seconds = 1;
+	r.pt[2].search.c.busy_poll = false;
+	tune_verdict(&r, line, sizeof(line));
+	assert_non_null(strstr(line, ": 1 failed or could not keep up"));
+	assert_non_null(strstr(line, ", 1 busy-polled without BusyPollRxPackets"));
 }
 
 static void test_journal_sysctl(void **state)

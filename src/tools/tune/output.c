@@ -29,7 +29,16 @@ const char *tune_verdict(const struct tune_report *r, char *buf, size_t len)
 	if (r->met || r->interrupted)
 		return buf;
 	if (r->best < 0) {
-		snprintf(buf, len, "no candidate proved itself (every busy-poll one lacked BusyPollRxPackets or failed)");
+		int failed = 0, unproven = 0;
+
+		for (int i = 0; i < r->n; i++)
+			if (r->pt[i].in_search) {
+				failed += r->pt[i].failed;
+				unproven += !r->pt[i].failed && r->pt[i].search.seconds > 0 && !tune_proven(&r->pt[i].search.c);
+			}
+		snprintf(buf, len, "no candidate is left to recommend: %d failed or could not keep up with the offered "
+			 "rate (json: each one's error; lower --rate or add --flows), %d busy-polled without "
+			 "BusyPollRxPackets", failed, unproven);
 		return buf;
 	}
 	const struct tune_cand *c = final_view(&r->pt[r->best]);

@@ -233,8 +233,10 @@ static void search(struct run *ru)
 		for (int m = 0; m < n; m++) {
 			struct tune_point *p = &r->pt[idx[m]];
 
-			if (p->failed)
-				p->search.c.alive = false;
+			if (p->failed && p->search.c.alive) {
+				p->search.c.alive = false; /* failed or could not keep up: out, at this rung */
+				p->dropped_at = (int)rung;
+			}
 			c[m] = p->search.c;
 		}
 		if (live <= 1)
