@@ -178,6 +178,7 @@ static void test_verdict(void **state)
 	/* nothing left: how many failed and how many were unproven */
 	r.met = false;
 	r.best = -1;
+	r.search_best = -1;
 	r.n = 3;
 	r.pt[0].in_search = r.pt[1].in_search = r.pt[2].in_search = true;
 	r.pt[0].failed = true;
@@ -189,6 +190,13 @@ static void test_verdict(void **state)
 	tune_verdict(&r, line, sizeof(line));
 	assert_non_null(strstr(line, ": 1 failed or could not keep up"));
 	assert_non_null(strstr(line, ", 1 busy-polled without BusyPollRxPackets"));
+	/* the search's winner failed in the confirmation: said, with its error */
+	r.search_best = 0;
+	snprintf(r.pt[0].label, sizeof(r.pt[0].label), "epoll:napi");
+	snprintf(r.pt[0].error, sizeof(r.pt[0].error), "cannot keep up");
+	tune_verdict(&r, line, sizeof(line));
+	assert_string_equal(line, "no candidate is left to recommend: the search's winner, epoll:napi, failed in "
+				  "the confirmation: cannot keep up");
 }
 
 static void test_journal_sysctl(void **state)

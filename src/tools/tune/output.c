@@ -28,6 +28,11 @@ const char *tune_verdict(const struct tune_report *r, char *buf, size_t len)
 	buf[0] = 0;
 	if (r->met || r->interrupted)
 		return buf;
+	if (r->best < 0 && r->search_best >= 0 && r->pt[r->search_best].failed) {
+		snprintf(buf, len, "no candidate is left to recommend: the search's winner, %s, failed in the "
+			 "confirmation: %s", r->pt[r->search_best].label, r->pt[r->search_best].error);
+		return buf;
+	}
 	if (r->best < 0) {
 		int failed = 0, unproven = 0;
 

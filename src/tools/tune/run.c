@@ -269,6 +269,7 @@ static void confirm(struct run *ru)
 	const int want[4] = { r->best, r->runner, 0, 1 };
 	struct tune_cand c[2];
 
+	r->search_best = r->best;
 	if (r->best < 0)
 		return;
 	for (int k = 0; k < 4; k++) {
@@ -313,7 +314,7 @@ int tune_run(struct tune_report *r, volatile sig_atomic_t *stop)
 	struct run ru = { .r = r, .stop = stop, .t0 = now_s() };
 	int ret = -1;
 
-	r->best = r->runner = -1;
+	r->best = r->runner = r->search_best = -1;
 	ru.cr = calloc(1, sizeof(*ru.cr));
 	ru.res = calloc(1, sizeof(*ru.res));
 	if (!ru.cr || !ru.res) {

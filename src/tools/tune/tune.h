@@ -92,6 +92,7 @@ struct tune_report {
 	unsigned rungs, rungs_run;
 	double first_s, confirm_s;
 	int best, runner;            /* indices, -1 none */
+	int search_best;             /* the search's winner, before the confirmation (-1 none) */
 	bool met;                    /* the confirmation's best meets the goal */
 	bool confirmed;
 	bool interrupted;
