@@ -213,11 +213,16 @@ static void search(struct run *ru)
 		}
 	for (unsigned rung = 1; rung <= r->rungs && !*ru->stop; rung++) {
 		double secs = fmax(r->first_s, TUNE_MIN_RUN_S) * pow(2, rung - 1);
+		double left = 0.6 * r->opts.budget_s - (now_s() - ru->t0);
 		int live = 0, k = 0;
 		char what[32];
 
 		for (int m = 0; m < n; m++)
 			live += r->pt[idx[m]].search.c.alive;
+		/* ties keep more than half alive: the rung shrinks to the search's time left, or ends it */
+		if (rung > 1 && left < live * (TUNE_MIN_RUN_S + TUNE_RUN_OVERHEAD_S))
+			break;
+		secs = fmin(secs, left / live - TUNE_RUN_OVERHEAD_S);
 		snprintf(what, sizeof(what), "rung %u/%u", rung, r->rungs);
 		for (int m = 0; m < n && !*ru->stop; m++) {
 			struct tune_point *p = &r->pt[idx[m]];
