@@ -15,6 +15,7 @@ static const struct subcommand subcommands[] = {
 	{ "modes", cmd_modes, "list every wait mode, its keys and defaults, and whether it works here" },
 	{ "rr", cmd_rr, "request/response benchmark (neper tcp_rr class), every wait mode" },
 	{ "compare", cmd_compare, "the wait modes side by side on a veth test bed, with the kernel's proof" },
+	{ "tune", cmd_tune, "the settings that meet a latency goal at the least CPU, searched and proven" },
 	{ "testbed", cmd_testbed, "two namespaces and a veth pair with NAPI: where busy polling engages" },
 	{ "napi", cmd_napi, "per-NAPI settings (netdev netlink) and the device-wide sysfs knobs" },
 	{ "pingpong", cmd_pingpong, "round trips with a timestamped payload: --matrix, --breakdown" },

@@ -23,10 +23,13 @@ set -u
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 # Peer edges that are the design: compare runs rr's server and client in one process;
-# the agent parses a target's arguments with the target's own option table (its limits).
+# the agent parses a target's arguments with the target's own option table (its limits);
+# tune runs its cells through compare's and changes sysctls through the agent's journal.
 ALLOWED=(
 	"tools/compare -> tools/rr"
 	"tools/agent -> tools/target"
+	"tools/tune -> tools/compare"
+	"tools/tune -> tools/agent"
 )
 
 # Downward edges that are not the design, each with its reason: the agent is the

@@ -112,6 +112,32 @@ static int journal_file_ok(int fd, char *why, size_t len)
 
 /* ---- one line ---- */
 
+/* sysctl_ok - a net.core sysctl the journal may change: the busy-poll ones only. */
+static bool sysctl_ok(const char *name)
+{
+	return !strcmp(name, "busy_read") || !strcmp(name, "busy_poll");
+}
+
+/* sysctl_write - /proc/sys/net/core/NAME = value. 0 or -errno. */
+static int sysctl_write(const char *name, uint64_t value)
+{
+	char path[96];
+	FILE *f;
+	int rc = 0;
+
+	if (!sysctl_ok(name))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/sys/net/core/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%" PRIu64 "\n", value) < 0)
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
 static bool dev_ok(const char *dev)
 {
 	return *dev && strlen(dev) < IFNAMSIZ && !strchr(dev, '/');
@@ -138,6 +164,11 @@ int jentry_format(const struct jentry *e, char *buf, size_t len)
 		nic_format_channels(&e->chan, list, sizeof(list));
 		n = snprintf(buf, len, "channels %s %s", e->dev, list);
 		break;
+	case J_SYSCTL:
+		if (!sysctl_ok(e->knob))
+			return -EINVAL;
+		n = snprintf(buf, len, "sysctl net.core %s=%" PRIu64, e->knob, e->value);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -162,6 +193,19 @@ int jentry_parse(const char *line, struct jentry *e)
 			return -EINVAL;
 		e->napi_id = (uint32_t)id;
 		return nic_parse_napi(list, &e->napi, err, sizeof(err));
+	}
+	if (!strcmp(kind, "sysctl")) {
+		char name[32];
+		unsigned long long v;
+		int used = 0;
+
+		e->kind = J_SYSCTL;
+		if (strcmp(target, "net.core") || sscanf(list, "%31[a-z_]=%llu%n", name, &v, &used) != 2 ||
+		    list[used] || !sysctl_ok(name))
+			return -EINVAL;
+		snprintf(e->knob, sizeof(e->knob), "%s", name);
+		e->value = v;
+		return 0;
 	}
 	if (!dev_ok(target))
 		return -EINVAL;
@@ -202,6 +246,8 @@ int jentry_apply(const struct jentry *e)
 		return bp_nic_coalesce_set(e->dev, &e->coal);
 	case J_CHANNELS:
 		return bp_nic_channels_set(e->dev, &e->chan);
+	case J_SYSCTL:
+		return sysctl_write(e->knob, e->value);
 	}
 	return -EINVAL;
 }
@@ -598,4 +644,24 @@ int journal_change_channels(struct journal *j, const char *dev, const struct bp_
 			    char *err, size_t errlen)
 {
 	return change_dev(j, J_CHANNELS, dev, s, err, errlen);
+}
+
+int journal_change_sysctl(struct journal *j, const char *name, uint64_t value, char *err, size_t errlen)
+{
+	struct jentry e = { .kind = J_SYSCTL };
+	int now, rc;
+
+	if (!sysctl_ok(name))
+		return say(-EINVAL, err, errlen, "net.core.%s: not a setting the journal keeps", name);
+	if (tool_read_net_sysctl(name, &now) || now < 0)
+		return say(-EIO, err, errlen, "cannot read net.core.%s", name);
+	snprintf(e.knob, sizeof(e.knob), "%s", name);
+	e.value = (uint64_t)now;
+	rc = journal_record(j, &e, err, errlen);
+	if (rc)
+		return rc;
+	rc = sysctl_write(name, value);
+	if (rc)
+		return say(rc, err, errlen, "cannot set net.core.%s to %" PRIu64 ": %s", name, value, strerror(-rc));
+	return 0;
 }

@@ -17,6 +17,7 @@
  *   knob eth0 gro_flush_timeout=0
  *   coalesce eth0 rx-usecs=8,rx-frames=1
  *   channels eth0 combined=8
+ *   sysctl net.core busy_read=0
  *
  * The owning agent holds an exclusive flock on its file as long as the session
  * lives; a file no one holds belongs to an agent that is gone. One session at a
@@ -44,15 +45,15 @@
 /* What the journal says it did, one line each (the agent's log). */
 typedef void (*journal_log_fn)(void *arg, const char *line);
 
-enum jentry_kind { J_NAPI, J_KNOB, J_COALESCE, J_CHANNELS };
+enum jentry_kind { J_NAPI, J_KNOB, J_COALESCE, J_CHANNELS, J_SYSCTL };
 
 /* One setting's value before a change. */
 struct jentry {
 	enum jentry_kind kind;
 	uint32_t napi_id;              /* J_NAPI */
 	char dev[16];                  /* J_KNOB, J_COALESCE, J_CHANNELS */
-	char knob[32];                 /* J_KNOB: "gro_flush_timeout" */
-	uint64_t value;                /* J_KNOB */
+	char knob[32];                 /* J_KNOB: "gro_flush_timeout"; J_SYSCTL: "busy_read" */
+	uint64_t value;                /* J_KNOB, J_SYSCTL */
 	bp_napi_settings napi;         /* J_NAPI: the settings in .has */
 	struct bp_nic_coalesce coal;   /* J_COALESCE: the parameters in .has */
 	struct bp_nic_channels chan;   /* J_CHANNELS: the counts in .has */
@@ -129,5 +130,7 @@ int journal_change_coalesce(struct journal *j, const char *dev, const struct bp_
 			    char *err, size_t errlen);
 int journal_change_channels(struct journal *j, const char *dev, const struct bp_nic_channels *s,
 			    char *err, size_t errlen);
+/* net.core.NAME (busy_read or busy_poll, global: the first namespace's) to value. */
+int journal_change_sysctl(struct journal *j, const char *name, uint64_t value, char *err, size_t errlen);
 
 #endif

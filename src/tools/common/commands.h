@@ -14,6 +14,7 @@
 int cmd_modes(int argc, char **argv);
 int cmd_rr(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_testbed(int argc, char **argv);
 int cmd_napi(int argc, char **argv);
 int cmd_pingpong(int argc, char **argv);

@@ -26,6 +26,7 @@
 #define CMP_PORT 12867
 
 static volatile sig_atomic_t *stop_requested;
+static const char *who = "compare"; /* the command whose lines these are (tune runs cells too) */
 
 /* ---- one run's figures ---- */
 
@@ -457,7 +458,7 @@ static void stale_found(void *ctx, const char *line)
 {
 	struct cmp_report *r = ctx;
 
-	fprintf(stderr, "busypoll compare: %s\n", line);
+	fprintf(stderr, "busypoll %s: %s\n", who, line);
 	if (r->nstale < 4)
 		snprintf(r->stale[r->nstale++], sizeof(r->stale[0]), "%s", line);
 }
@@ -504,11 +505,11 @@ static int bed_build(struct cmp_report *r, struct bed *b)
 	bp_testbed_reap_stale(stale_found, r);
 	snprintf(name, sizeof(name), "cmp%d", (int)getpid());
 	if (bp_netns_save(&b->home)) {
-		bp_tool_error("compare", "%s", bp_last_error());
+		bp_tool_error(who, "%s", bp_last_error());
 		return -1;
 	}
 	if (bp_testbed_up(&b->tb, name, 1, false)) {
-		bp_tool_error("compare", "cannot build the test bed: %s", bp_last_error());
+		bp_tool_error(who, "cannot build the test bed: %s", bp_last_error());
 		bp_netns_restore(b->home);
 		return -1;
 	}
@@ -537,6 +538,56 @@ static int run_local(struct cmp_report *r)
 		return BP_EXIT_FAIL;
 	}
 	return BP_EXIT_OK;
+}
+
+/* ---- one cell at a time, for tune ---- */
+
+struct cmp_bed_run {
+	struct bed b;
+	struct bed_side bs;
+	struct cmp_side side;
+};
+
+int cmp_bed_open(struct cmp_report *r, const char *sub, volatile sig_atomic_t *stop, struct cmp_bed_run **out,
+		 const struct cmp_side **side)
+{
+	struct cmp_bed_run *br = calloc(1, sizeof(*br));
+
+	if (!br) {
+		bp_tool_error(sub, "out of memory");
+		return -1;
+	}
+	who = sub;
+	stop_requested = stop;
+	br->b.home = -1;
+	if (bed_build(r, &br->b)) {
+		free(br);
+		return -1;
+	}
+	br->bs = (struct bed_side){ .r = r, .b = &br->b };
+	br->side = (struct cmp_side){ .start = bed_start, .stop = bed_stop, .client_enter = bed_client_enter,
+				      .client_leave = bed_client_leave, .ctx = &br->bs };
+	r->ncoal = 1;
+	*out = br;
+	*side = &br->side;
+	return 0;
+}
+
+void cmp_bed_close(struct cmp_bed_run *br)
+{
+	if (!br)
+		return;
+	if (br->b.up) {
+		bp_testbed_down(&br->b.tb);
+		bp_netns_restore(br->b.home);
+	}
+	free(br);
+}
+
+void cmp_run_one(struct cmp_report *r, const struct cmp_side *side, const char *host, uint16_t port,
+		 struct cmp_cell *cell, struct rr_result *res)
+{
+	run_once(r, side, host, port, cell, res);
 }
 
 /* run_remote - the matrix between this host and the agent's (no test bed). An exit status. */

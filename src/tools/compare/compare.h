@@ -189,6 +189,26 @@ struct cmp_side {
  */
 int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side);
 
+/* ---- one cell at a time on the test bed (cmd.c), for tune ---- */
+struct cmp_bed_run;
+/*
+ * cmp_bed_open - the test bed compare runs on (loopback when not root or
+ * r->opts.loopback), built once for many cells; sub names the command in its lines,
+ * stop ends a run early. *side starts a mode's server (r->opts' modes) and puts the
+ * bed's NAPI settings back when it stops it. 0, or -1 with the error said.
+ */
+int cmp_bed_open(struct cmp_report *r, const char *sub, volatile sig_atomic_t *stop, struct cmp_bed_run **out,
+		 const struct cmp_side **side);
+/* cmp_bed_close - the bed removed and this thread back in its namespace (NULL: nothing). */
+void cmp_bed_close(struct cmp_bed_run *br);
+/*
+ * cmp_run_one - one run of cell (its mode_idx, flows and rate; r->opts.duration_s
+ * / r->opts.runs long) against the server side started at host:port, appended to
+ * the cell's samples as compare's run is; res keeps the run's histogram.
+ */
+void cmp_run_one(struct cmp_report *r, const struct cmp_side *side, const char *host, uint16_t port,
+		 struct cmp_cell *cell, struct rr_result *res);
+
 /* ---- the proof flag (proof.c) ---- */
 /*
  * cmp_side_unproven - the cell's client side (client true) or server side ran a

@@ -3,6 +3,8 @@
 #include "tools/tune/search.h"
 #include "tools/common/values.h"
 
+#include <busypoll/hist.h>
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,6 +21,24 @@ bool tune_quantile_ci(double *v, size_t n, double q, double *est, double *lo, do
 	double lr = floor(mid - half), hr = ceil(mid + half);
 	*lo = lr < 1 ? v[0] : v[(size_t)lr - 1];
 	*hi = hr > (double)n ? INFINITY : v[(size_t)hr - 1];
+	return true;
+}
+
+/* hist_rank - the value of rank k (1-based) of h's n samples, ns -> us. */
+static double hist_rank(const struct bp_hist *h, size_t k)
+{
+	return (double)bp_hist_percentile(h, 100.0 * ((double)k - 0.5) / (double)h->count) / 1000.0;
+}
+
+bool tune_hist_ci(const struct bp_hist *h, double q, double *est, double *lo, double *hi)
+{
+	if (!h->count || !(q > 0 && q < 1))
+		return false;
+	double n = (double)h->count, mid = n * q, half = TUNE_CI_Z * sqrt(n * q * (1 - q));
+	double k = ceil(mid), lr = floor(mid - half), hr = ceil(mid + half);
+	*est = hist_rank(h, k < 1 ? 1 : (size_t)k);
+	*lo = lr < 1 ? (double)h->min / 1000.0 : hist_rank(h, (size_t)lr);
+	*hi = hr > n ? INFINITY : hist_rank(h, (size_t)hr);
 	return true;
 }
 

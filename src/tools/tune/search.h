@@ -60,6 +60,14 @@ struct tune_cand {
  */
 bool tune_quantile_ci(double *v, size_t n, double q, double *est, double *lo, double *hi);
 
+struct bp_hist;
+/*
+ * tune_hist_ci - tune_quantile_ci's ranks over a histogram's count, each rank's value
+ * its bucket's (bp_hist_percentile): for runs too long to keep every sample. Returns
+ * false (outputs untouched) for an empty histogram or q outside (0,1).
+ */
+bool tune_hist_ci(const struct bp_hist *h, double q, double *est, double *lo, double *hi);
+
 /* tune_measure - sets c's p99 and interval from its samples (NaN when it has none). */
 void tune_measure(struct tune_cand *c);
 
