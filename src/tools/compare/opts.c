@@ -214,6 +214,8 @@ static const struct opt_spec cmp_specs[] = {
 	{ .name = "server-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct cmp_opts, server_cpus, nserver_cpus),
 	  .arg = "LIST", .help = "server thread i on the i-th CPU of LIST (default 1)" },
 	{ .name = "cpus", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = refuse_cpus },
+	{ .name = "bed-tso", .kind = OPT_FLAG, CF(bed_tso),
+	  .help = "build the test bed with TSO on (as many veth pairs are): see what it does to busy polling" },
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
