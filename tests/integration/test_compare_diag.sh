@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # busypoll compare's two judgements beside its figures, as root on its veth test bed:
 #  - the diagnosis: with TSO on (--bed-tso), each busy-poll cell shows no busy
-#    polling and names TSO, on each end, with the fix; on the correct bed a cell
+#    polling and names TSO, on each end, with the fix; with GRO off (--bed-no-gro),
+#    GRO; on the correct bed a cell
 #    whose busy polling ran has no diagnosis line;
 #  - the disturbance check: a CPU hog pinned on the server's CPU during epoll:spin
 #    (which never sleeps) marks the cell disturbed with the server's reason, and the
@@ -45,6 +46,19 @@ grep -q "why: client on the test bed: TSO is on for bpva" "$tmp/tso.txt" ||
 grep -q "why: server on the test bed: TSO is on for bpvb" "$tmp/tso.txt" ||
 	die "the table names no cause for the server: $(cat "$tmp/tso.txt")"
 echo "ok   TSO on: the table's note names TSO and its fix on each end"
+
+# 1b. GRO off: veth has no NAPI, and the busy-poll cell names GRO on both ends
+"$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --bed-no-gro --format json --modes "epoll:napi,usecs=64" \
+	>"$tmp/gro.json" 2>"$tmp/gro.err" || die "compare --bed-no-gro failed: $(cat "$tmp/gro.err")"
+python3 - "$tmp/gro.json" <<'PY' || die "compare --bed-no-gro json: $(head -c 600 "$tmp/gro.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))["cells"][0]
+assert c["proof_missing"], c
+for side, dev in (("client", "bpva"), ("server", "bpvb")):
+    why = c["diagnosis"][side]
+    assert why and "GRO is off for " + dev in why and "ethtool -K %s gro on" % dev in why, (side, why)
+PY
+echo "ok   GRO off: the busy-poll cell names GRO on both ends"
 
 # 2. the correct bed: busy polling ran, no diagnosis line
 "$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --format json --modes "epoll:napi,usecs=64" \

@@ -507,16 +507,18 @@ static int bed_build(struct cmp_report *r, struct bed *b)
 		return -1;
 	}
 	b->up = true;
-	if (r->opts.bed_tso)
-		for (int i = 0; i < 2; i++)
-			if (bp_run((const char *const[]){ "ip", "netns", "exec", b->tb.ns[i], "ethtool", "-K", b->tb.dev[i],
-							"tso", "on", NULL })) {
-				bp_tool_error("compare", "--bed-tso: cannot turn TSO on: %s", bp_last_error());
-				bp_testbed_down(&b->tb);
-				bp_netns_restore(b->home);
-				b->up = false;
-				return -1;
-			}
+	/* --bed-tso, --bed-no-gro: the bed as many veth pairs are, to see what it does to busy polling */
+	for (int i = 0; i < 2 && (r->opts.bed_tso || r->opts.bed_no_gro); i++)
+		if (bp_run((const char *const[]){ "ip", "netns", "exec", b->tb.ns[i], "ethtool", "-K", b->tb.dev[i],
+						"tso", r->opts.bed_tso ? "on" : "off", "gro",
+						r->opts.bed_no_gro ? "off" : "on", NULL })) {
+			bp_tool_error("compare", "--bed-tso/--bed-no-gro: cannot set the bed's offloads: %s",
+				      bp_last_error());
+			bp_testbed_down(&b->tb);
+			bp_netns_restore(b->home);
+			b->up = false;
+			return -1;
+		}
 	bed_facts(r, b);
 	snprintf(r->path, sizeof(r->path), "veth test bed %s <-> %s (%s <-> %s)", b->tb.ns[0], b->tb.ns[1],
 		 b->tb.addr[0], b->tb.addr[1]);

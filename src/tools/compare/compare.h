@@ -48,6 +48,7 @@ struct cmp_opts {
 	char plot[1024];           /* --plot FILE.svg, "" none */
 	bool loopback;             /* not root (or --loopback): no test bed */
 	bool bed_tso;              /* --bed-tso: the test bed with TSO on (its diagnosis seen) */
+	bool bed_no_gro;           /* --bed-no-gro: ... with GRO off */
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
 	/* two hosts (remote.c) */

@@ -216,6 +216,8 @@ static const struct opt_spec cmp_specs[] = {
 	{ .name = "cpus", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = refuse_cpus },
 	{ .name = "bed-tso", .kind = OPT_FLAG, CF(bed_tso),
 	  .help = "build the test bed with TSO on (as many veth pairs are): see what it does to busy polling" },
+	{ .name = "bed-no-gro", .kind = OPT_FLAG, CF(bed_no_gro),
+	  .help = "build the test bed with GRO off (veth then has no NAPI): see what it does to busy polling" },
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
