@@ -213,6 +213,8 @@ compare|compare|--response-size|1
 compare|compare|--client-cpus|0
 compare|compare|--server-cpus|1
 compare|compare|--loopback|
+compare|compare|--bed-tso|
+compare|compare|--bed-no-gro|
 compare|compare|--plot|x.svg
 compare|compare|--remote|h
 compare|compare --remote h|--key-file|k

@@ -69,6 +69,7 @@ struct rule_case {
 
 static void no_napi(struct diag_facts *f) { f->dev = "lo"; f->veth = false; f->dev_napis = 0; f->served_napis = 0; }
 static void gro_off(struct diag_facts *f) { f->gro = DIAG_OFF; f->served_napis = 0; }
+static void gro_off_no_napi(struct diag_facts *f) { f->gro = DIAG_OFF; f->dev_napis = 0; f->served_napis = 0; }
 static void tso_on(struct diag_facts *f) { f->tso = DIAG_ON; }
 static void tso_on_gro_unknown(struct diag_facts *f) { f->tso = DIAG_ON; f->gro = DIAG_UNKNOWN; }
 static void no_napi_id(struct diag_facts *f) { f->served_napis = 0; }
@@ -80,6 +81,7 @@ static void many_flows(struct diag_facts *f) { f->flows = 4; }
 static const struct rule_case rules[] = {
 	{ "loopback: no NAPI", no_napi, "lo has no NAPI", "device with NAPI" },
 	{ "veth without GRO", gro_off, "GRO is off for va", "ethtool -K va gro on" },
+	{ "veth without GRO, so without NAPI", gro_off_no_napi, "GRO is off for va", "ethtool -K va gro on" },
 	{ "veth with TSO on", tso_on, "TSO is on for va", "ethtool -K va tso off" },
 	{ "TSO on, GRO not known", tso_on_gro_unknown, "TSO is on for va", "ethtool -K va tso off" },
 	{ "sockets with no NAPI id", no_napi_id, "no NAPI id", "tso off" },

@@ -117,6 +117,15 @@ static void test_wire(void **state)
 	assert_int_equal(ev_encode(m, &ev), 0);
 	assert_int_equal(ev_decode(m, &d), 0);
 	assert_memory_equal(&ev, &d, sizeof(ev));
+	assert_false(d.sched_known); /* not sent: not known (a peer that predates them) */
+	/* the machine's share of the loop threads travels when it is known */
+	ev.sched_known = true;
+	ev.run_delay_ns = 15;
+	ev.steal_us = 16;
+	ctl_msg_init(m, CTL_EVIDENCE);
+	assert_int_equal(ev_encode(m, &ev), 0);
+	assert_int_equal(ev_decode(m, &d), 0);
+	assert_true(d.sched_known && d.run_delay_ns == 15 && d.steal_us == 16);
 	/* a message without the evidence's fields does not pass for evidence */
 	ctl_msg_init(m, CTL_EVIDENCE);
 	ctl_put_text(m, CTL_T_MODE, "epoll:block");
@@ -175,6 +184,8 @@ static void test_real_snapshot(void **state)
 	assert_int_equal(s.tid, (int)syscall(SYS_gettid));
 	assert_string_equal(s.comm, "unit-3");
 	assert_int_equal(s.nhelpers, 0); /* no ring of ours has an SQ thread */
+	assert_true(s.sched); /* schedstat and /proc/stat read: the run-queue wait and steal are known */
+	assert_true(s.cpu >= 0);
 }
 
 int main(void)

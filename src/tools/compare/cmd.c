@@ -22,6 +22,9 @@
 #include "tools/common/values.h"
 #include "tools/compare/compare.h"
 #include "tools/compare/opts.h"
+#include "tools/harness/devfeat.h"
+#include "tools/harness/disturb.h"
+#include "tools/bed/exec.h"
 
 #define CMP_PORT 12867
 
@@ -54,9 +57,11 @@ static double util(const struct evidence *ev, uint64_t cpu_us)
 	return isfinite(u) ? u : 0;
 }
 
-/* sample_of - one finished run r (of a cell at offered rate rate) into its sample s. */
-static void sample_of(struct cmp_sample *s, const struct rr_result *r, double rate)
+/* sample_of - one finished run r of cell (modes of o) into its sample s, its disturbance judged. */
+static void sample_of(struct cmp_sample *s, const struct rr_result *r, const struct cmp_opts *o,
+		      const struct cmp_cell *cell)
 {
+	double rate = cell->rate;
 	const struct evidence *c = &r->client, *v = &r->server;
 
 	memset(s, 0, sizeof(*s));
@@ -75,6 +80,10 @@ static void sample_of(struct cmp_sample *s, const struct rr_result *r, double ra
 	s->server_util = (struct cmp_util){ util(v, v->utime_us), util(v, v->stime_us), util(v, ev_cpu_us(v)) };
 	s->queued_pct = 100 * per_tx(r->queued, r->transactions);
 	s->late_pct = 100 * per_tx(r->late, r->transactions);
+	s->served_client = c->valid ? (int)c->n_napi_ids : -1;
+	s->served_server = v->valid ? (int)v->n_napi_ids : -1;
+	cmp_sample_disturbed(s, c, v, dist_mode_spins(&o->client_mode[cell->mode_idx]),
+			     dist_mode_spins(&o->server_mode[cell->mode_idx]), rate, cell->flows);
 }
 
 /* ---- the test bed and its NAPI settings ---- */
@@ -273,7 +282,8 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 	if (res->interrupted)
 		return;
 	served(r, res);
-	sample_of(&cell->sample[cell->runs++], res, cell->rate);
+	sample_of(&cell->sample[cell->runs], res, o, cell);
+	cell->runs++;
 	if (side->napi_now)
 		side->napi_now(side->ctx, cell);
 }
@@ -345,6 +355,19 @@ int cmp_run_matrix(struct cmp_report *r, const struct cmp_side *side)
 		c->busy_poll_mode_client = bp_mode_is_busy_poll(&o->client_mode[c->mode_idx]);
 		c->busy_poll_mode_server = bp_mode_is_busy_poll(&o->server_mode[c->mode_idx]);
 		c->proof_missing = c->runs && cmp_proof_missing(c);
+		c->served_client = c->served_server = c->runs ? -1 : 0;
+		for (int k = 0; k < c->runs; k++) {
+			const struct cmp_sample *s = &c->sample[k];
+
+			if (s->served_client > c->served_client)
+				c->served_client = s->served_client;
+			if (s->served_server > c->served_server)
+				c->served_server = s->served_server;
+			if (s->disturbed[0] && !c->disturbed) {
+				c->disturbed = true;
+				snprintf(c->disturbed_reason, sizeof(c->disturbed_reason), "%s", s->disturbed);
+			}
+		}
 		if (kept != i)
 			r->cells[kept] = *c;
 		kept++;
@@ -483,6 +506,34 @@ static void baselines(struct cmp_report *r)
 	}
 }
 
+/* bed_facts - each end's path for the diagnosis: the bed's veth, its NAPIs, GRO and TSO as read there. */
+static void bed_facts(struct cmp_report *r, struct bed *b)
+{
+	for (int side = 0; side < 2; side++) {
+		struct cmp_path *p = &r->pathf[side];
+		uint32_t ids[CMP_MAX_NAPI];
+
+		*p = (struct cmp_path){ .where = "test bed", .veth = true, .napis = -1, .gro = DIAG_UNKNOWN,
+					.tso = DIAG_UNKNOWN, .threaded = b->tb.threaded ? DIAG_ON : DIAG_OFF };
+		snprintf(p->dev, sizeof(p->dev), "%s", b->tb.dev[side]);
+		p->napis = bp_testbed_napi_ids(&b->tb, side, ids, CMP_MAX_NAPI);
+		if (p->napis < 0)
+			p->napis = -1;
+		if (bed_enter(b, side))
+			continue;
+		devfeat_read(p->dev, &p->gro, &p->tso);
+		bed_leave(b);
+	}
+}
+
+/* loopback_facts - loopback's path: no NAPI, no veth. */
+static void loopback_facts(struct cmp_report *r)
+{
+	for (int side = 0; side < 2; side++)
+		r->pathf[side] = (struct cmp_path){ .where = "loopback", .dev = "lo", .napis = 0, .gro = DIAG_UNKNOWN,
+						    .tso = DIAG_UNKNOWN, .threaded = DIAG_UNKNOWN };
+}
+
 /*
  * bed_build - where the cells run: a veth test bed as root (stale ones of a killed
  * compare removed first), else loopback, said plainly; r->path names it. 0, or -1
@@ -499,6 +550,7 @@ static int bed_build(struct cmp_report *r, struct bed *b)
 	}
 	if (r->opts.loopback) {
 		snprintf(r->path, sizeof(r->path), "loopback (no NAPI: kernel busy polling cannot engage)");
+		loopback_facts(r);
 		return 0;
 	}
 	/* a compare killed (or whose terminal closed) before it could clean up left its bed: remove it */
@@ -514,6 +566,19 @@ static int bed_build(struct cmp_report *r, struct bed *b)
 		return -1;
 	}
 	b->up = true;
+	/* --bed-tso, --bed-no-gro: the bed as many veth pairs are, to see what it does to busy polling */
+	for (int i = 0; i < 2 && (r->opts.bed_tso || r->opts.bed_no_gro); i++)
+		if (bp_run((const char *const[]){ "ip", "netns", "exec", b->tb.ns[i], "ethtool", "-K", b->tb.dev[i],
+						"tso", r->opts.bed_tso ? "on" : "off", "gro",
+						r->opts.bed_no_gro ? "off" : "on", NULL })) {
+			bp_tool_error("compare", "--bed-tso/--bed-no-gro: cannot set the bed's offloads: %s",
+				      bp_last_error());
+			bp_testbed_down(&b->tb);
+			bp_netns_restore(b->home);
+			b->up = false;
+			return -1;
+		}
+	bed_facts(r, b);
 	snprintf(r->path, sizeof(r->path), "veth test bed %s <-> %s (%s <-> %s)", b->tb.ns[0], b->tb.ns[1],
 		 b->tb.addr[0], b->tb.addr[1]);
 	bed_napi(b, r, false);
@@ -615,6 +680,13 @@ static int report(struct cmp_report *r)
 
 	baselines(r);
 	compare_print(stdout, r);
+	/* the table ends with it; json and csv say it beside (their document stays one) */
+	for (int i = 0; i < r->ncells && r->opts.format != TOOL_FORMAT_TABLE; i++)
+		if (r->cells[i].disturbed) {
+			fprintf(stderr, "busypoll compare: the machine was busy during the run: the figures of the "
+					"cells marked disturbed are not to be compared\n");
+			break;
+		}
 	if (r->opts.plot[0] && compare_plot(r->opts.plot, r, err, sizeof(err))) {
 		bp_tool_error("compare", "%s", err);
 		ret = BP_EXIT_FAIL;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "tools/harness/diagnose.h"
 #include "tools/remote/agent_client.h"
 #include "tools/rr/rr.h"
 
@@ -46,6 +47,8 @@ struct cmp_opts {
 	int server_cpus[RR_MAX_THREADS], nserver_cpus; /* --server-cpus */
 	char plot[1024];           /* --plot FILE.svg, "" none */
 	bool loopback;             /* not root (or --loopback): no test bed */
+	bool bed_tso;              /* --bed-tso: the test bed with TSO on (its diagnosis seen) */
+	bool bed_no_gro;           /* --bed-no-gro: ... with GRO off */
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
 	/* two hosts (remote.c) */
@@ -72,6 +75,8 @@ struct cmp_sample {
 	double syscalls_client_per_tx, syscalls_server_per_tx;
 	double queued_pct, late_pct;
 	uint64_t transactions;
+	int served_client, served_server; /* NAPI ids each side's sockets were served by (-1 not known) */
+	char disturbed[160];       /* why the machine disturbed this run (tools/harness/disturb.h), "" not */
 };
 
 /* One (mode pair, flows, offered rate) cell: medians over its runs. */
@@ -106,6 +111,9 @@ struct cmp_cell {
 	uint64_t transactions;     /* of the median run */
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under EV_PROOF_MIN BusyPollRxPackets/tx */
+	int served_client, served_server; /* most NAPI ids a run's sockets were served by (-1 not known) */
+	bool disturbed;            /* the machine disturbed one of its runs or more */
+	char disturbed_reason[200]; /* the first such run's reason */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */
 	double d_cpu_pct;          /* CPU us/tx against the baseline's: which mode saves CPU (NAN: none to compare) */
 	bool have_baseline;
@@ -140,6 +148,15 @@ struct cmp_end {
 	int nserved;
 };
 
+/* The path one side's flows take, for the diagnosis (diag.c): found once per run. */
+struct cmp_path {
+	const char *where;         /* "test bed", "local host", "remote host" */
+	char dev[16];              /* "" not known */
+	bool veth;
+	int napis;                 /* the device's NAPIs, -1 not known */
+	enum diag_tri gro, tso, threaded;
+};
+
 struct cmp_report {
 	struct cmp_opts opts;
 	struct cmp_cell cells[CMP_MAX_CELLS];
@@ -161,6 +178,7 @@ struct cmp_report {
 	uint32_t agent_pid;
 	unsigned restored[2];      /* settings each end's agent put back at the end */
 	char remote_error[600];    /* what went wrong with an agent once cells were measured ("" nothing) */
+	struct cmp_path pathf[2];  /* client, server end */
 };
 
 /*
@@ -230,6 +248,20 @@ struct cmp_spread {
 struct cmp_spread cmp_lat_spread(const struct cmp_cell *c, int k);
 /* cmp_proof_missing - either side unproven: the cell's '!' (cmp_cell.proof_missing). */
 bool cmp_proof_missing(const struct cmp_cell *c);
+/*
+ * cmp_cell_diag - why busy polling did not run on the cell's client (client true)
+ * or server side: diag_explain's line over the side's path (r->pathf), the mode,
+ * the NAPI ids served and the sysctls, into buf. False (buf "") when the side ran
+ * busy polling or does not busy-poll (diag.c).
+ */
+bool cmp_cell_diag(const struct cmp_report *r, const struct cmp_cell *c, bool client, char *buf, size_t len);
+/*
+ * cmp_sample_disturbed - one run's disturbance (tools/harness/disturb.h) from its
+ * sides' evidence and the client's loop, into s->disturbed ("" none): spins_* say
+ * which side's mode never sleeps, rate the cell's offered rate (0: closed loop).
+ */
+void cmp_sample_disturbed(struct cmp_sample *s, const struct evidence *client, const struct evidence *server,
+			  bool spins_client, bool spins_server, double rate, int flows);
 /* cpu_list - "0,1,2" into buf. */
 const char *cpu_list(const int *cpus, int n, char *buf, size_t len);
 /* compare_print - table (with the settings), json or csv. */

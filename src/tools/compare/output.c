@@ -24,25 +24,14 @@ const char *cpu_list(const int *cpus, int n, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * proof_reason - why a busy-poll cell may lack the kernel's proof, from what is known
- * about it: no NAPI to poll, a suspend mode that never waits in the busy-poll loop,
- * work always ready. "" when none of these applies.
- */
-static const char *proof_reason(const struct cmp_report *r, const struct cmp_cell *c)
+/* diag_note - the cell's diagnosis for json "proof_note": the client's line, else the server's; NULL none. */
+static const char *diag_note(const struct cmp_report *r, const struct cmp_cell *c, char *buf, size_t len)
 {
-	const struct bp_mode *cm = &r->opts.client_mode[c->mode_idx], *sm = &r->opts.server_mode[c->mode_idx];
-
-	if (r->remote && !r->ends[0].nnapi && !r->ends[1].nnapi)
-		return "neither end's device has NAPI instances to poll";
-	if (!r->remote && !r->nnapi)
-		return "loopback has no NAPI to poll";
-	if ((cm->policy == BP_POLICY_SUSPEND && !cm->busy_usecs) || (sm->policy == BP_POLICY_SUSPEND && !sm->busy_usecs))
-		return "usecs=0: each wait polls the NAPI once and sleeps before the answer arrives, so the "
-		       "interrupt path takes the packets; give the mode usecs=30 (its default)";
-	if (c->flows > r->opts.threads)
-		return "with several flows per thread the wait finds work ready and rarely needs to busy poll";
-	return "";
+	if (!c->proof_missing)
+		return NULL;
+	if (cmp_cell_diag(r, c, true, buf, len) || cmp_cell_diag(r, c, false, buf, len))
+		return buf;
+	return NULL;
 }
 
 /* offered_text - the cell's offered rate: "max" (the closed loop) or requests/s. */
@@ -119,7 +108,7 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 static void print_table(FILE *out, const struct cmp_report *r)
 {
 	int width = 36;
-	bool flags = false;
+	bool flags = false, busy = false;
 
 	for (int i = 0; i < r->ncells; i++) {
 		char label[300];
@@ -154,10 +143,11 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
 		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
 		pct_text(dc, sizeof(dc), c->have_baseline && c->mode_idx && isfinite(c->d_cpu_pct), c->d_cpu_pct);
-		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %7s %5.1f/%-5.1f  %5.2f / %-5.2f%s\n",
+		fprintf(out, "%-*s %5d %9s %10.0f %7s %8.1f %8.1f %8.1f %8.1f %8.1f %7s %7s %9.2f %7s %5.1f/%-5.1f  %5.2f / %-5.2f%s%s\n",
 			width, label, c->flows, rt, c->tps, dt, c->lat_us[2], c->lat_us[3], c->lat_us[4], c->lat_us[5],
 			c->lat_us[6], d50, d99, c->cpu_us_per_tx, dc, c->client_util.total, c->server_util.total,
-			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "");
+			c->bprx_client_per_tx, c->bprx_server_per_tx, c->proof_missing ? " !" : "",
+			c->disturbed ? " ~" : "");
 		if (c->runs > 1) {
 			struct cmp_spread p50 = cmp_lat_spread(c, 2), p99 = cmp_lat_spread(c, 4);
 
@@ -171,6 +161,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			fprintf(out, "%-*s %5s  %s after %d run%s (their figures above): %s\n", width, "", "",
 				c->saturated ? "saturated" : "failed", c->runs, c->runs == 1 ? "" : "s", c->error);
 		flags |= c->proof_missing;
+		busy |= c->disturbed;
 	}
 	if (flags) {
 		fprintf(out, "\n");
@@ -182,12 +173,30 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				continue;
 			mode_label(r, c, label, sizeof(label));
 			fprintf(out, "! %s, %d flow%s: a busy-poll mode, but under %.2f BusyPollRxPackets per "
-				     "transaction on the %s: kernel busy polling (almost) never ran%s%s%s\n",
+				     "transaction on the %s: kernel busy polling (almost) never ran\n",
 				label, c->flows, c->flows == 1 ? "" : "s", EV_PROOF_MIN,
 				cmp_side_unproven(c, true)
 					? (cmp_side_unproven(c, false) ? "client and server" : "client")
-					: "server",
-				proof_reason(r, c)[0] ? " (" : "", proof_reason(r, c), proof_reason(r, c)[0] ? ")" : "");
+					: "server");
+			for (int side = 0; side < 2; side++) {
+				char why[512];
+
+				if (cmp_cell_diag(r, c, side == 0, why, sizeof(why)))
+					fprintf(out, "  why: %s\n", why);
+			}
+		}
+	}
+	if (busy) {
+		fprintf(out, "\n");
+		for (int i = 0; i < r->ncells; i++) {
+			const struct cmp_cell *c = &r->cells[i];
+			char label[300];
+
+			if (!c->disturbed)
+				continue;
+			mode_label(r, c, label, sizeof(label));
+			fprintf(out, "~ %s, %d flow%s: disturbed: %s\n", label, c->flows, c->flows == 1 ? "" : "s",
+				c->disturbed_reason);
 		}
 	}
 	cmp_print_coalesce(out, r);
@@ -200,7 +209,11 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "CPU %% c/s: each side's CPU time over the interval, percent of one CPU, every thread counted "
 		     "(client/server).\n"
 		     "BusyPollRx/tx: TcpExt BusyPollRxPackets per transaction on each end, the kernel's proof that "
-		     "busy polling ran.\n",
+		     "busy polling ran.\n"
+		     "!: a busy-poll mode whose kernel evidence shows no busy polling (why: the likely cause "
+		     "and what to change).\n"
+		     "~: the machine disturbed a run of the cell (a spinning thread short of its CPU, a wait "
+		     "on a run queue, steal, a closed loop idle between transactions).\n",
 		r->opts.client_modes[0]);
 	for (int i = 0; i < r->ncells; i++)
 		if (r->cells[i].saturated && !r->cells[i].runs) {
@@ -208,6 +221,9 @@ static void print_table(FILE *out, const struct cmp_report *r)
 			      "flows carried (an open loop carries no more).\n", out);
 			break;
 		}
+	if (busy)
+		fprintf(out, "\nthe machine was busy during the run: the figures of the cells marked ~ are not to be "
+			     "compared.\n");
 }
 
 /* emit_lat - eight latencies in us as key {min, mean, p50..p99_99, max}, or null. */
@@ -282,6 +298,10 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 			em_double(e, "cpu_us_per_tx", s->client_cpu_us_per_tx + s->server_cpu_us_per_tx);
 			em_double(e, "client_busy_poll_rx_per_tx", s->bprx_client_per_tx);
 			em_double(e, "server_busy_poll_rx_per_tx", s->bprx_server_per_tx);
+			if (s->disturbed[0])
+				em_string(e, "disturbed_reason", s->disturbed, sizeof(s->disturbed));
+			else
+				em_null(e, "disturbed_reason");
 			em_end(e);
 		}
 		em_array_end(e);
@@ -321,10 +341,30 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_bool(e, "client_busy_polls", c->busy_poll_mode_client);
 	em_bool(e, "server_busy_polls", c->busy_poll_mode_server);
 	em_bool(e, "proof_missing", c->proof_missing);
-	if (c->proof_missing && proof_reason(r, c)[0])
-		em_string(e, "proof_note", proof_reason(r, c), 256);
+	{
+		char note[512], why[512];
+		const char *n = diag_note(r, c, note, sizeof(note));
+
+		if (n)
+			em_string(e, "proof_note", n, sizeof(note));
+		else
+			em_null(e, "proof_note");
+		em_begin(e, "diagnosis", false);
+		for (int side = 0; side < 2; side++) {
+			const char *key = side ? "server" : "client";
+
+			if (c->proof_missing && cmp_cell_diag(r, c, side == 0, why, sizeof(why)))
+				em_string(e, key, why, sizeof(why));
+			else
+				em_null(e, key);
+		}
+		em_end(e);
+	}
+	em_bool(e, "disturbed", c->disturbed);
+	if (c->disturbed)
+		em_string(e, "disturbed_reason", c->disturbed_reason, sizeof(c->disturbed_reason));
 	else
-		em_null(e, "proof_note");
+		em_null(e, "disturbed_reason");
 	if (c->have_baseline && c->mode_idx) {
 		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
 		em_double(e, "p50_vs_base_pct", c->d_p50_pct);

@@ -29,6 +29,7 @@
 #include "tools/link/netdev.h"
 #include "tools/common/nic_text.h"
 #include "tools/common/values.h"
+#include "tools/harness/devfeat.h"
 #include "tools/compare/compare.h"
 
 #define ZERO_COALESCE "rx-usecs=0"
@@ -188,6 +189,30 @@ static int remote_end(struct cmp_report *r, struct agent_conn *a, char *err, siz
 		return rc;
 	fill_end(e, &p);
 	return 0;
+}
+
+/*
+ * path_facts - each end's path for the diagnosis: its device (veth by its driver),
+ * NAPIs and threaded NAPI as its host reports them; GRO and TSO read here for this
+ * host's device, not known for the other's (the agent does not report them).
+ */
+static void path_facts(struct cmp_report *r)
+{
+	for (int i = 0; i < 2; i++) {
+		const struct cmp_end *e = &r->ends[i];
+		struct cmp_path *p = &r->pathf[i];
+
+		*p = (struct cmp_path){ .where = i ? "remote host" : "local host", .veth = !strcmp(e->driver, "veth"),
+					.napis = e->valid ? e->nnapi : -1, .gro = DIAG_UNKNOWN, .tso = DIAG_UNKNOWN,
+					.threaded = e->nnapi ? DIAG_OFF : DIAG_UNKNOWN };
+		memcpy(p->dev, e->dev, sizeof(p->dev)); /* both IFNAMSIZ, terminated */
+		p->dev[sizeof(p->dev) - 1] = '\0';
+		for (int k = 0; k < e->nnapi; k++)
+			if (e->napi[k].threaded)
+				p->threaded = DIAG_ON;
+		if (!i)
+			devfeat_read(e->dev, &p->gro, &p->tso);
+	}
 }
 
 /* ---- the run ---- */
@@ -366,6 +391,7 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	snprintf(r->path, sizeof(r->path), "two hosts: %.30s (%s, %.40s) -> %.30s (%s, %.40s)", r->ends[0].host, r->ends[0].dev,
 		 r->ends[0].addr, r->ends[1].host, r->ends[1].dev, r->ends[1].addr);
 	snprintf(r->kernel, sizeof(r->kernel), "%s", r->ends[0].kernel);
+	path_facts(r);
 	r->sysctl_busy_poll = r->ends[0].busy_poll;
 	r->sysctl_busy_read = r->ends[0].busy_read;
 	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", r->ends[0].sysctl_why);

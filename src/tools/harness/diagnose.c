@@ -21,12 +21,12 @@ bool diag_explain(const struct diag_facts *f, char *buf, size_t len)
 		return true;
 	buf += n;
 	len -= (size_t)n;
-	if (f->dev_napis == 0)
-		snprintf(buf, len, "%s has no NAPI (loopback has none), so busy polling has nothing to poll; "
-			 "run over a device with NAPI (a NIC, or veth with gro on)", d);
-	else if (f->veth && f->gro == DIAG_OFF)
+	if (f->veth && f->gro == DIAG_OFF)
 		snprintf(buf, len, "GRO is off for %s: veth gives its packets no NAPI id without it, so busy polling "
 			 "has nothing to poll; turn it on: ethtool -K %s gro on", d, d);
+	else if (f->dev_napis == 0)
+		snprintf(buf, len, "%s has no NAPI (loopback has none), so busy polling has nothing to poll; "
+			 "run over a device with NAPI (a NIC, or veth with gro on)", d);
 	else if (f->tso == DIAG_ON)
 		snprintf(buf, len, "TSO is on for %s: TSO-sized packets skip the %s NAPI, so busy polling never "
 			 "receives them; turn it off: ethtool -K %s tso off", d, f->veth ? "veth" : "device's", d);

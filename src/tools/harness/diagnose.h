@@ -8,7 +8,8 @@
  * user's own device or the remote end, and says which in `where`.
  *
  * The rules, first match wins (docs/cli.md "Why busy polling did not run"):
- * no NAPI on the device (loopback), GRO off on veth (no NAPI id), TSO on
+ * GRO off on veth (it then has no NAPI, nor its packets an id), no NAPI on the
+ * device (loopback), TSO on
  * (TSO-sized packets skip the veth NAPI), sockets with no NAPI id, no busy-poll
  * time (the mode gives none and net.core.busy_poll/busy_read are 0), a suspend
  * mode with usecs=0, threaded NAPI (its kthread takes the packets first), more

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,44 @@ static void thread_comm(int tid, char *comm, size_t len)
 }
 
 /*
+ * sched_read - thread tid's run-queue wait (schedstat's 2nd field) and the steal
+ * time of the CPU it is on (/proc/stat "cpuN", 8th value, in clock ticks) into s;
+ * s->sched false when either cannot be read.
+ */
+static void sched_read(struct ev_snap *s)
+{
+	char path[64], line[256], want[16];
+	unsigned long long run, wait, st = 0, v[8];
+	long hz = sysconf(_SC_CLK_TCK);
+	bool found = false;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", s->tid);
+	s->cpu = sched_getcpu();
+	if (ev_read_line(path, line, sizeof(line)) || sscanf(line, "%llu %llu", &run, &wait) != 2 || s->cpu < 0 ||
+	    hz <= 0)
+		return;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return;
+	n = snprintf(want, sizeof(want), "cpu%d ", s->cpu);
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, want, (size_t)n) &&
+		    sscanf(line + n, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6], &v[7]) == 8) {
+			st = v[7];
+			found = true;
+		}
+	fclose(f);
+	if (!found)
+		return;
+	s->run_delay_ns = wait;
+	s->steal_us = st * 1000000ull / (unsigned long long)hz;
+	s->sched = true;
+}
+
+/*
  * The loop thread's own figures, and the kernel threads that work for its loop
  * (bp_loop_kthreads: a uring:sqpoll loop's SQ thread, the io-wq workers of its
  * submitter) with their CPU clocks, so that a mode's whole CPU is counted.
@@ -56,6 +95,7 @@ void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s)
 	bp_loop_snapshot_take(loop, &s->loop);
 	s->tid = (int32_t)syscall(SYS_gettid);
 	thread_comm(s->tid, s->comm, sizeof(s->comm));
+	sched_read(s);
 	n = bp_loop_kthreads(loop, kt, EV_MAX_HELPERS);
 	for (int i = 0; i < n && i < EV_MAX_HELPERS; i++) {
 		uint64_t ns;
@@ -111,6 +151,7 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 {
 	const struct bp_loop_snapshot *x = &a->loop, *y = &b->loop;
 	struct ev_thread own = counted(b->tid, b->comm, sub0(y->utime_us, x->utime_us), sub0(y->stime_us, x->stime_us));
+	bool first = !ev->nthr; /* the first loop thread added */
 
 	ev->utime_us += sub0(y->utime_us, x->utime_us);
 	ev->stime_us += sub0(y->stime_us, x->stime_us);
@@ -122,6 +163,12 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 	ev->waits += sub0(y->ctr.waits, x->ctr.waits);
 	ev->completions += sub0(y->ctr.completions, x->ctr.completions);
 	name_thread(ev, &own);
+	/* the machine's share: known only while every loop thread's is (a thread that moved
+	 * CPU counts no steal: its two readings are of different CPUs) */
+	ev->sched_known = (first || ev->sched_known) && a->sched && b->sched;
+	ev->run_delay_ns += sub0(b->run_delay_ns, a->run_delay_ns);
+	if (a->cpu == b->cpu)
+		ev->steal_us += sub0(b->steal_us, a->steal_us);
 	/* A helper counts from the start when it was there, else from its birth (0); a
 	 * kernel thread's time is all system time. */
 	for (int i = 0; i < b->nhelpers; i++) {
@@ -178,6 +225,8 @@ static void name_role(struct evidence *acc, const struct ev_thread *x)
 
 void ev_add(struct evidence *acc, const struct evidence *x)
 {
+	bool empty = !acc->valid && !acc->nthr;
+
 	acc->valid |= x->valid;
 	if (!acc->mode[0])
 		memcpy(acc->mode, x->mode, sizeof(acc->mode));
@@ -197,6 +246,9 @@ void ev_add(struct evidence *acc, const struct evidence *x)
 	acc->waits += x->waits;
 	acc->completions += x->completions;
 	acc->helper_cpu_us += x->helper_cpu_us;
+	acc->sched_known = (empty || acc->sched_known) && x->sched_known;
+	acc->run_delay_ns += x->run_delay_ns;
+	acc->steal_us += x->steal_us;
 	for (uint32_t i = 0; i < x->n_napi_ids; i++)
 		ev_add_napi(acc, x->napi_ids[i]);
 	for (uint32_t i = 0; i < x->nthr; i++)
@@ -354,6 +406,10 @@ int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 		}
 		ctl_record_end(m, rec);
 	}
+	if (ev->sched_known) {
+		ctl_put_u64(m, CTL_T_EV_RUN_DELAY_NS, ev->run_delay_ns);
+		ctl_put_u64(m, CTL_T_EV_STEAL_US, ev->steal_us);
+	}
 	return m->overflow ? -ENOSPC : 0;
 }
 
@@ -375,6 +431,11 @@ int ev_decode(const struct ctl_msg *m, struct evidence *ev)
 		return -EPROTO;
 	EV_WIRE(GET)
 #undef GET
+	/* optional: a peer that predates them sends neither, and they stay not known */
+	ev->sched_known = !ctl_get_u64(m, CTL_T_EV_RUN_DELAY_NS, &ev->run_delay_ns) &&
+			  !ctl_get_u64(m, CTL_T_EV_STEAL_US, &ev->steal_us);
+	if (!ev->sched_known)
+		ev->run_delay_ns = ev->steal_us = 0;
 	ctl_iter_body(&it, m);
 	while (ctl_next(&it, &tag, &val, &len)) {
 		if (tag == CTL_T_EV_NAPI_ID) {

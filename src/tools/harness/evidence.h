@@ -62,6 +62,10 @@ struct ev_thread {
 struct ev_snap {
 	struct bp_loop_snapshot loop;   /* the thread's own CPU, switches and loop counters */
 	int32_t tid;
+	bool sched;                     /* run_delay_ns and steal_us were read */
+	uint64_t run_delay_ns;          /* schedstat's 2nd field: time it waited on a run queue */
+	int cpu;                        /* the CPU it ran on when taken */
+	uint64_t steal_us;              /* that CPU's steal time (/proc/stat) */
 	char comm[EV_COMM_LEN];
 	int nhelpers;
 	struct {
@@ -86,6 +90,11 @@ struct evidence {
 	uint32_t nthr;            /* threads named in thr[] */
 	struct ev_thread thr[EV_MAX_THREADS];
 	uint64_t helper_cpu_us;   /* of that, io_uring helper threads' */
+	/* the machine's disturbance of the loop threads (tools/harness/disturb.h): optional on
+	 * the wire, so a peer that predates them leaves them not known (sched_known false) */
+	bool sched_known;
+	uint64_t run_delay_ns;    /* loop threads' run-queue wait, summed */
+	uint64_t steal_us;        /* steal on the loop threads' CPUs, summed per thread */
 };
 
 /*

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device's GRO and TSO state, as the diagnosis (tools/harness/diagnose.h) needs
+ * it: read with the ethtool ioctl (ETHTOOL_GGRO, ETHTOOL_GTSO) in the calling
+ * thread's network namespace (enter a bed's first). A state that cannot be read
+ * (no such device, no permission) is DIAG_UNKNOWN, never a guess.
+ */
+#ifndef BP_TOOLS_HARNESS_DEVFEAT_H
+#define BP_TOOLS_HARNESS_DEVFEAT_H
+
+#include "tools/harness/diagnose.h"
+
+/* devfeat_read - dev's GRO into *gro and TSO into *tso (DIAG_ON, DIAG_OFF or DIAG_UNKNOWN). */
+void devfeat_read(const char *dev, enum diag_tri *gro, enum diag_tri *tso);
+
+#endif
