@@ -284,7 +284,11 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (bp_mode_is_busy_poll(&o->mode) && !r->initiator.n_napi_ids)
 		fprintf(out, "  note           %s asks the kernel to busy poll NAPI, but no queue had a NAPI id "
 			"(loopback has none): it had nothing to busy poll\n", o->mode_text);
-	if (o->verify) {
+	if (o->verify && r->failed[0]) {
+		/* never "no mismatch" under a failed run: the failure (above) may be the mismatch */
+		fprintf(out, "  verify         %" PRIu64 " blocks checked before the run failed (above): not verified\n",
+			r->verified_blocks);
+	} else if (o->verify) {
 		human_bytes(a, sizeof(a), r->prefilled_bytes);
 		fprintf(out, "  verify         %" PRIu64 " blocks checked, no mismatch%s%s%s\n", r->verified_blocks,
 			r->prefilled_bytes ? " (pre-filled " : "", r->prefilled_bytes ? a : "",
