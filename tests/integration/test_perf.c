@@ -290,6 +290,21 @@ static void test_verify_mismatch(void)
 	BPT_CHECK(ret != 0, "a corrupted namespace passed --verify");
 	BPT_CHECK(strstr(err, "verify failed on nsid 2: LBA "), "the failure does not name the LBA: %s", err);
 	BPT_CHECK(!strchr(err, '\n'), "more than one line: %s", err);
+	/* the summary agrees with the failure: never "no mismatch" after one */
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		BPT_CHECK(m != NULL, "open_memstream");
+		perf_print(m, &res, TOOL_FORMAT_TABLE);
+		fclose(m);
+		BPT_CHECK(res.measured, "the mismatch came before the measured run: %s", err);
+		BPT_CHECK(!strstr(text, "no mismatch"), "the table says 'no mismatch' after a mismatch:\n%s", text);
+		BPT_CHECK(strstr(text, "before the run failed"), "the table's verify line does not say the run failed:\n%s",
+			  text);
+		free(text);
+	}
 	printf("ok   %-44s %s\n", "verify: a mismatch names the LBA", err);
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "tools/harness/control.h"
@@ -292,13 +293,112 @@ static void test_target_queues(void **state)
 	free(m);
 }
 
+/* A job file's text parsed as fio does, one row per case: the error's words, or "" for a good file. */
+static void test_jobfile_format(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} rows[] = {
+		{ "; fio comment\n# another\n[global]\nbs = 8k\n\n[j1]\nrw=randread\ntime_based\n", "" },
+		{ "[only]\nbs=4k\r\n", "" },
+		{ "[global]\nbs=4k\n", "no job section" },
+		{ "bs=4k\n[j]\n", "before any section" },
+		{ "[a]\nbs=4k\n[b]\nbs=8k\n", "t.fio:3: a second job section [b] after [a]" },
+		{ "[a]\n[global]\n", "t.fio:2: [global] after job [a]" },
+		{ "[a]\ninclude=x.fio\n", "t.fio:2: include" },
+		{ "[a\n", "t.fio:1: '[a': a section header" },
+		{ "[]\n", "an empty section name" },
+		{ "[a]\n=4k\n", "t.fio:2: '=' without a key" },
+	};
+	static struct perf_jobfile jf;
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(text, sizeof(text), "%s", rows[i].text);
+		err[0] = 0;
+		int r = perf_jobfile_parse("t.fio", text, &jf, err, sizeof(err));
+
+		if (!rows[i].want[0] ? r != 0 : r != -EINVAL || !strstr(err, rows[i].want))
+			fail_msg("row %zu: got %d '%s', want '%s'", i, r, err, rows[i].want);
+		assert_null(strchr(err, '\n'));
+	}
+	snprintf(text, sizeof(text), "[global]\nbs=8k\niodepth=2\n[j1]\nbs = 16k\ntime_based\n");
+	assert_int_equal(perf_jobfile_parse("t.fio", text, &jf, err, sizeof(err)), 0);
+	assert_string_equal(jf.jobname, "j1");
+	assert_int_equal(jf.nopts, 3);      /* the job's bs replaced [global]'s */
+	assert_string_equal(jf.opt[0].key, "bs");
+	assert_string_equal(jf.opt[0].val, "16k");
+	assert_int_equal(jf.opt[0].line, 5);
+	assert_string_equal(jf.opt[2].key, "time_based");
+	assert_false(jf.opt[2].has_val);
+}
+
+/* write_jobfile - text into a temporary job file; its path in path. */
+static void write_jobfile(char *path, size_t len, const char *text)
+{
+	int fd;
+	FILE *f;
+
+	snprintf(path, len, "/tmp/bp-perf-jobXXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A job file's keys are perf's options; the command line overrides them, alias or not. */
+static void test_jobfile_options(void **state)
+{
+	char path[64];
+
+	(void)state;
+	write_jobfile(path, sizeof(path),
+		      "[global]\ntarget=127.0.0.1:4420\nnqn=nqn.x:y\nblocksize=8k\nioengine=libaio\n"
+		      "[randjob]\nrw=randrw\nrwmixread=70\niodepth=16\nnumjobs=2\nramp_time=1\n");
+	assert_int_equal(perf_parse_opts(2, (char *[]){ "perf", path, NULL }, &o, err, sizeof(err)), 0);
+	assert_int_equal(o.bs, 8192);
+	assert_int_equal(o.rw, PERF_RW_RANDRW);
+	assert_int_equal(o.rwmixread, 70);
+	assert_int_equal(o.iodepth, 16);
+	assert_int_equal(o.numjobs, 2);
+	assert_true(o.ramp_s == 1.0);
+	assert_string_equal(o.jobname, "randjob");
+	assert_non_null(strstr(o.notes, "--ioengine ("));
+	/* the command line wins: --bs over the file's blocksize, --ramp-time over ramp_time */
+	assert_int_equal(perf_parse_opts(5, (char *[]){ "perf", path, "--bs", "16k", "--ramp-time=0", NULL }, &o, err,
+					 sizeof(err)), 0);
+	assert_int_equal(o.bs, 16384);
+	assert_true(o.ramp_s == 0.0);
+	assert_int_equal(o.iodepth, 16);
+	unlink(path);
+
+	/* a bad key or value names the file and its line */
+	write_jobfile(path, sizeof(path), "[j]\ntarget=127.0.0.1:4420\nnqn=nqn.x:y\nrw=trimmish\n");
+	assert_int_equal(perf_parse_opts(2, (char *[]){ "perf", path, NULL }, &o, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, ":4: ") || !strstr(err, "--rw"))
+		fail_msg("'%s' must name line 4 and --rw", err);
+	unlink(path);
+	write_jobfile(path, sizeof(path), "[j]\nno_such_fio_opt=1\n");
+	assert_int_equal(perf_parse_opts(2, (char *[]){ "perf", path, NULL }, &o, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, ":2: ") || !strstr(err, "no_such_fio_opt"))
+		fail_msg("'%s' must name line 2 and the key", err);
+	unlink(path);
+	assert_int_equal(perf_parse_opts(2, (char *[]){ "perf", "/nonexistent/job.fio", NULL }, &o, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "job file /nonexistent/job.fio"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fio_defaults), cmocka_unit_test(test_reference), cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_complete),     cmocka_unit_test(test_rwmix),     cmocka_unit_test(test_values),
 		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_errors),    cmocka_unit_test(test_split),
-		cmocka_unit_test(test_target_queues),
+		cmocka_unit_test(test_target_queues), cmocka_unit_test(test_jobfile_format),
+		cmocka_unit_test(test_jobfile_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

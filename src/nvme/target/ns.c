@@ -336,10 +336,27 @@ static int choose_block_size(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec 
 	return 0;
 }
 
+static int file_open_made(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, bool bdev);
+
+/*
+ * file_open - the file or device of spec; a file this call created (size= on a
+ * path that did not exist) is removed again when it cannot be served, so a
+ * refused size=100T leaves nothing behind.
+ */
 static int file_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec)
 {
 	struct stat sb;
-	bool bdev = stat(spec->path, &sb) == 0 && S_ISBLK(sb.st_mode);
+	bool existed = stat(spec->path, &sb) == 0;
+	int ret = file_open_made(ns, spec, existed && S_ISBLK(sb.st_mode));
+
+	if (ret && !existed && stat(spec->path, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(spec->path);
+	return ret;
+}
+
+static int file_open_made(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, bool bdev)
+{
+	struct stat sb;
 	uint32_t need = 512;
 	uint64_t bytes = 0;
 	int ret;
@@ -374,9 +391,16 @@ static int file_open(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec)
 			if (ns->readonly)
 				return open_fail(ns, -EINVAL, "--ns file:%s: read-only, and shorter than size=%llu",
 						 spec->path, (unsigned long long)spec->size);
-			if (ftruncate(ns->fd, (off_t)spec->size) < 0)
-				return open_fail(ns, -errno, "--ns file:%s: cannot grow it to %llu bytes: %s", spec->path,
-						 (unsigned long long)spec->size, strerror(errno));
+			if (ftruncate(ns->fd, (off_t)spec->size) < 0) {
+				int e = errno;
+
+				/* a size this file system cannot hold is bad input (exit 2), said as such */
+				return open_fail(ns, e == EFBIG || e == ENOSPC || e == EINVAL ? -EINVAL : -e,
+						 "--ns file:%s: cannot grow it to %llu bytes: %s%s", spec->path,
+						 (unsigned long long)spec->size, strerror(e),
+						 e == EFBIG || e == EINVAL ? " (more than this file system's largest "
+									     "file: give a smaller size=)" : "");
+			}
 		}
 		ns->size = spec->size ? spec->size : (uint64_t)sb.st_size;
 		ns->vwc = true; /* the page cache, or the device under the file system */

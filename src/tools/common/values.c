@@ -225,13 +225,22 @@ int tool_opt_cpus(const char *name, const char *s, int *cpus, int max, int *n, c
 
 int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen)
 {
-	const char *colon = strchr(s, ':');
+	const char *colon = strchr(s, ':'), *port;
+	size_t n;
 
 	/* "::1:4490" would be one IPv6 address (::0.1.68.144), not ::1 port 4490 */
 	if (s[0] != '[' && colon && strchr(colon + 1, ':'))
 		return tool_fail(err, errlen,
 				 "%s %s: an IPv6 address with a port goes in brackets, like [::1]:4420 "
 				 "([%s] for this address on the default port)", name, s, s);
+	/* the port, when all digits, said out of range as such (not "not an address") */
+	port = s[0] == '[' ? strstr(s, "]:") : colon;
+	if (port) {
+		port += s[0] == '[' ? 2 : 1;
+		n = strspn(port, "0123456789");
+		if (n && !port[n] && (n > 5 || atoi(port) > 65535))
+			return tool_fail(err, errlen, "%s %s: port %s is out of range 1..65535", name, s, port);
+	}
 	return 0;
 }
 

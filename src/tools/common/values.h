@@ -75,7 +75,8 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
 /*
  * tool_opt_hostport - an ADDR:PORT the way every busypoll option takes it: an IPv6
  * address with a port in brackets ([::1]:4420), since "::1:4490" reads as one
- * address. 0 or -EINVAL with the message in err.
+ * address; a port of digits above 65535 is said to be out of range ("port 99999
+ * is out of range 1..65535"). 0 or -EINVAL with the message in err.
  */
 int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen);
 /* tool_check_list - a sep-separated list with no empty item (none at either end, no two seps in a row). */

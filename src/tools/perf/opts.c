@@ -228,7 +228,7 @@ static int parse_direct(const struct opt_spec *sp, const char *name, const char 
 	return parse_noted(sp, name, v, base, err, errlen);
 }
 
-/* parse_output_format - fio's --output-format: normal (our table) or json/json+ (json). */
+/* parse_output_format - fio's --output-format: normal (our table) or json/json+ (fio's json shape). */
 static int parse_output_format(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 			       size_t errlen)
 {
@@ -237,7 +237,7 @@ static int parse_output_format(const struct opt_spec *sp, const char *name, cons
 	if (!strcmp(v, "normal"))
 		o->format = TOOL_FORMAT_TABLE;
 	else if (!strcmp(v, "json") || !strcmp(v, "json+"))
-		o->format = TOOL_FORMAT_JSON;
+		o->format = TOOL_FORMAT_JSON, o->fio_json = true;
 	else
 		return tool_fail(err, errlen, "%s %s: normal or json (or --format table|json|csv)", name, v);
 	return 0;
@@ -441,6 +441,8 @@ static const struct opt_spec perf_specs[] = {
 	NOTED_BOOL("invalidate", "implied: there is no page cache to invalidate"),
 	NOTED("ioscheduler", "ignored: no kernel block layer is involved"),
 	NOTED_BOOL("exitall", "ignored: all jobs run for --runtime"),
+	NOTED_BOOL("stonewall", "ignored: a job file has one job section here"),
+	NOTED_BOOL("wait_for_previous", "ignored: a job file has one job section here"),
 };
 
 /* perf_check - the rules between perf's options, then fio's meanings resolved. */
@@ -503,6 +505,7 @@ static const struct opt_table perf_table = OPT_TABLE(perf_specs, perf_check);
 static const struct opt_cmd perf_cmd = {
 	.name = "perf",
 	.usage = "usage: busypoll perf --target ADDR:PORT --nqn NQN [options]\n"
+		 "       busypoll perf JOBFILE [options]   (fio's job file; options override it)\n"
 		 "       busypoll perf --target ADDR:PORT --nqn NQN --remote HOST --spawn-target ARGS\n"
 		 "\n"
 		 "fio for NVMe/TCP on the busypoll engine: a userspace initiator with fio's\n"
@@ -513,6 +516,81 @@ static const struct opt_cmd perf_cmd = {
 		  "verify mismatch), 2 bad input, 130 interrupted (partial results printed).\n",
 };
 
+/*
+ * parse_alone - argv read against perf's layers into a scratch struct, without
+ * the checks between options: is each option (and its value) good by itself,
+ * and which options (seen: their canonical specs) does it give?
+ */
+static int parse_alone(int argc, char **argv, struct opt_seen *seen, char *err, size_t errlen)
+{
+	static struct perf_opts scratch;
+	struct opt_table t[3] = { tool_common_table, agent_remote_table, perf_table };
+	const struct opt_layer layers[] = {
+		{ &t[0], &scratch.common },
+		{ &t[1], &scratch.remote },
+		{ &t[2], &scratch },
+	};
+
+	for (int i = 0; i < 3; i++)
+		t[i].check = NULL;
+	perf_opts_defaults(&scratch);
+	return opt_parse(&perf_cmd, layers, 3, argc, argv, seen, err, errlen);
+}
+
+/*
+ * jobfile_argv - `perf JOBFILE args...` as the command line perf would take:
+ * the file's keys as --key=value (each read alone first, so an error names its
+ * line), less those the command line gives too, then the command line. The
+ * words live in static storage, their count in *nout. Returns 0, 1 for --help,
+ * or -EINVAL.
+ */
+static int jobfile_argv(int argc, char **argv, struct perf_opts *o, char ***out, int *nout, char *err,
+			size_t errlen)
+{
+	static struct perf_jobfile jf;
+	static struct opt_seen cl, one;
+	static char words[PERF_JOBFILE_MAX_OPTS][sizeof(jf.opt[0].key) + sizeof(jf.opt[0].val) + 4];
+	static char *av[PERF_JOBFILE_MAX_OPTS + 258];
+	char e1[400];
+	int n = 0, r;
+
+	if (argc - 2 > 256)
+		return tool_fail(err, errlen, "more than 256 arguments after the job file");
+	if (perf_jobfile_read(argv[1], &jf, err, errlen))
+		return -EINVAL;
+	av[n++] = argv[0];
+	for (int i = 2; i < argc; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	r = parse_alone(n, av, &cl, err, errlen);
+	if (r)
+		return r;
+	n = 1;
+	for (int i = 0; i < jf.nopts; i++) {
+		const struct perf_jobfile_opt *op = &jf.opt[i];
+		char *one_av[] = { argv[0], words[i], NULL };
+		int k;
+
+		snprintf(words[i], sizeof(words[i]), "--%s%s%s", op->key, op->has_val ? "=" : "", op->val);
+		if (!strcmp(op->key, "help") || !strcmp(op->key, "version"))
+			return tool_fail(err, errlen, "%s:%d: %s is not an fio job option", argv[1], op->line, op->key);
+		if (parse_alone(2, one_av, &one, e1, sizeof(e1)))
+			return tool_fail(err, errlen, "%s:%d: %s", argv[1], op->line, e1);
+		for (k = 0; k < one.n && !one.count[k]; k++)
+			;
+		if (k < one.n && k < cl.n && cl.count[k])
+			continue;  /* the command line overrides the file */
+		av[n++] = words[i];
+	}
+	for (int i = 2; i < argc; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	snprintf(o->jobname, sizeof(o->jobname), "%s", jf.jobname);
+	*out = av;
+	*nout = n;
+	return 0;
+}
+
 int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen)
 {
 	const struct opt_layer layers[] = {
@@ -522,5 +600,13 @@ int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_
 	};
 
 	perf_opts_defaults(o);
+	if (argc > 1 && argv[1][0] != '-') {
+		char **av = NULL;
+		int n = 0, r = jobfile_argv(argc, argv, o, &av, &n, err, errlen);
+
+		if (r)
+			return r;
+		return opt_parse(&perf_cmd, layers, 3, n, av, NULL, err, errlen);
+	}
 	return opt_parse(&perf_cmd, layers, 3, argc, argv, NULL, err, errlen);
 }

@@ -2,7 +2,7 @@
 /*
  * busypoll perf: printing results (contract in tools/perf/perf.h).
  *
- * json and csv come from one walk over a result (emit_result, tools/common/emit.h), so
+ * json and csv come from one walk over a result (perf_emit_result, tools/common/emit.h), so
  * they never disagree on which fields exist; a csv column is the json path with
  * dots ("read.latency_us.p99_99"). The table reads like fio's summary: per
  * direction IOPS, bandwidth in MiB/s and MB/s, latency percentiles in us (fio's
@@ -52,7 +52,7 @@ static void emit_dir(struct emit *e, const char *key, const struct perf_result *
 	em_end(e);
 }
 
-static void emit_result(struct emit *e, const struct perf_result *r)
+void perf_emit_result(struct emit *e, const char *key, const struct perf_result *r)
 {
 	const struct perf_opts *o = &r->opts;
 	const struct perf_target_stats *t = &r->target;
@@ -61,7 +61,7 @@ static void emit_result(struct emit *e, const struct perf_result *r)
 	int64_t cpus[PERF_MAX_JOBS];
 	int ncpus = o->ncpus < PERF_MAX_JOBS ? o->ncpus : PERF_MAX_JOBS;
 
-	em_begin(e, NULL, false);
+	em_begin(e, key, false);
 	em_begin(e, "settings", false);
 	em_string(e, "target", o->target, sizeof(o->target));
 	em_string(e, "nqn", o->nqn, sizeof(o->nqn));
@@ -165,7 +165,7 @@ void perf_print_csv_header(FILE *out)
 	static struct perf_result zero;
 	struct emit e = { .kind = EMIT_CSV_HEADER, .out = out };
 
-	emit_result(&e, &zero);
+	perf_emit_result(&e, NULL, &zero);
 	fputc('\n', out);
 }
 
@@ -284,7 +284,11 @@ static void print_table(FILE *out, const struct perf_result *r)
 	if (bp_mode_is_busy_poll(&o->mode) && !r->initiator.n_napi_ids)
 		fprintf(out, "  note           %s asks the kernel to busy poll NAPI, but no queue had a NAPI id "
 			"(loopback has none): it had nothing to busy poll\n", o->mode_text);
-	if (o->verify) {
+	if (o->verify && r->failed[0]) {
+		/* never "no mismatch" under a failed run: the failure (above) may be the mismatch */
+		fprintf(out, "  verify         %" PRIu64 " blocks checked before the run failed (above): not verified\n",
+			r->verified_blocks);
+	} else if (o->verify) {
 		human_bytes(a, sizeof(a), r->prefilled_bytes);
 		fprintf(out, "  verify         %" PRIu64 " blocks checked, no mismatch%s%s%s\n", r->verified_blocks,
 			r->prefilled_bytes ? " (pre-filled " : "", r->prefilled_bytes ? a : "",
@@ -294,7 +298,7 @@ static void print_table(FILE *out, const struct perf_result *r)
 
 static void walk_result(struct emit *e, const void *r)
 {
-	emit_result(e, r);
+	perf_emit_result(e, NULL, r);
 }
 
 void perf_print(FILE *out, const struct perf_result *r, enum tool_format format)
@@ -343,7 +347,7 @@ void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum too
 			e.ncols = 0;
 			e.depth = 0;
 			e.null_depth = 0;
-			emit_result(&e, &rows[i]);
+			perf_emit_result(&e, NULL, &rows[i]);
 			fputc('\n', out);
 		}
 		return;
@@ -352,7 +356,7 @@ void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum too
 	em_begin(&e, NULL, false);
 	em_array_begin(&e, "sweep");
 	for (int i = 0; i < n; i++)
-		emit_result(&e, &rows[i]);
+		perf_emit_result(&e, NULL, &rows[i]);
 	em_array_end(&e);
 	em_end(&e);
 	fputc('\n', out);

@@ -7,12 +7,14 @@
  * host side. Files by concern:
  *
  *   opts.c    options, fio's meanings resolved into effective values
+ *   jobfile.c fio job files ([global], one job section) read into key=value rows
  *   verify.c  the per-block stamp (LBA, generation, run, CRC32C): encode, check
  *   job.c     one job: its queue, its I/O slots, the reap/submit loop, phases
  *   run.c     one run: controller, jobs, progress, the result
  *   spawn_target.c  our own target as a child process, and its counters
  *   sweep.c   --sweep numjobs=A..B over --target-config blocks
  *   output.c  table, json, csv
+ *   output_fio.c  --output-format=json: fio's own json shape
  *   cmd.c     the command
  */
 #ifndef BP_TOOLS_PERF_H
@@ -24,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <busypoll/busypoll.h>
 
@@ -69,6 +72,7 @@ struct perf_opts {
 	uint64_t offset;           /* bytes: where the region starts */
 	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
 	bool verify;
+	bool fio_json;             /* --output-format=json: fio's json shape (perf_print_fio) */
 	struct bp_mode mode;
 	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool hdgst, ddgst;
@@ -78,6 +82,7 @@ struct perf_opts {
 	bool sweep;
 	int sweep_lo, sweep_hi;
 	bool spawn;
+	char jobname[64];          /* the job file's job section, "" without one */
 	char notes[768];           /* "--ioengine (implied: ...); ..." : fio options that do not apply, said once */
 	char spawn_args[1024];
 	char configs[PERF_MAX_CONFIGS][512];
@@ -85,12 +90,49 @@ struct perf_opts {
 	struct agent_remote_opts remote; /* --remote: --spawn-target starts the target there, through its agent */
 };
 
+/* ---- fio job files: `busypoll perf JOBFILE [options]` ---- */
+
+#define PERF_JOBFILE_MAX_OPTS 64
+
+struct perf_jobfile_opt {
+	char key[64];
+	char val[512];
+	bool has_val;              /* key=value; false: a bare key (time_based) */
+	bool global;               /* from [global] */
+	int line;
+};
+
+struct perf_jobfile {
+	char jobname[64];          /* the one job section's name */
+	int job_line;
+	int nopts;                 /* [global]'s then the job's, a later key replacing an earlier one */
+	struct perf_jobfile_opt opt[PERF_JOBFILE_MAX_OPTS];
+};
+
+/*
+ * perf_jobfile_parse - fio's job file format in text (modified in place) into
+ * *jf: blank lines and lines starting with ; or # skipped, [global] first, then
+ * exactly one job section, key=value or bare key lines, blanks around '=' trimmed.
+ * Only the format is checked here, not the keys (perf_parse_opts reads them as
+ * options). Returns 0, or -EINVAL with one line "PATH:LINE: what" in err (a
+ * second job section, [global] after the job, no job section, include, a line
+ * outside any section).
+ */
+int perf_jobfile_parse(const char *path, char *text, struct perf_jobfile *jf, char *err, size_t errlen);
+/* perf_jobfile_read - read the file at path (at most 256 KiB of text) and parse it. */
+int perf_jobfile_read(const char *path, struct perf_jobfile *jf, char *err, size_t errlen);
+
 /* perf_opts_defaults - fio's defaults: read, bs 4k, iodepth 1, batch 1, complete 1..1, 1 job; 10 s, no ramp. */
 void perf_opts_defaults(struct perf_opts *o);
 /*
  * perf_parse_opts - `busypoll perf` options into *o (fio's underscore spellings
- * are accepted too, so a fio command line's options paste in). Returns 0; 1 when
- * --help was printed; -EINVAL with one line in err naming the option as typed.
+ * are accepted too, so a fio command line's options paste in). A first argument
+ * that is not an option is an fio job file (perf_jobfile_read): its keys are read
+ * as the options of the same name, each checked alone first (an error names
+ * FILE:LINE), and an option given on the command line overrides the file's (an
+ * alias counts as its option). o->jobname gets the job section's name. Returns
+ * 0; 1 when --help was printed; -EINVAL with one line in err naming the option
+ * as typed.
  */
 int perf_parse_opts(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen);
 /*
@@ -263,6 +305,18 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 /* json (one document holding every result) or csv (one header, one row per result). */
 void perf_print_sweep(FILE *out, const struct perf_result *rows, int n, enum tool_format format);
 void perf_print_csv_header(FILE *out);
+struct emit;
+/* perf_emit_result - one result as busypoll's json object (or csv columns) under key (NULL: none). */
+void perf_emit_result(struct emit *e, const char *key, const struct perf_result *r);
+/*
+ * perf_print_fio - --output-format=json: fio's json document ("fio version",
+ * "timestamp", "time", "jobs": one entry per result, each with "jobname" and
+ * fio's "read", "write", "trim" blocks: io_bytes, io_kbytes, bw_bytes, bw (KiB/s),
+ * iops, runtime (ms), total_ios, clat_ns and lat_ns {min, max, mean, stddev
+ * (null: not kept), N, percentile {"1.000000".. "99.990000"}}), busypoll's own
+ * result under each job's "busypoll" key. now is the timestamp (seconds).
+ */
+void perf_print_fio(FILE *out, const struct perf_result *rows, int n, time_t now);
 
 int cmd_perf(int argc, char **argv);
 

@@ -71,7 +71,9 @@ int perf_sweep(const struct perf_opts *o, volatile sig_atomic_t *stop, FILE *out
 		if (rc)
 			break;
 	}
-	if (k && single)
+	if (k && o->fio_json && o->format == TOOL_FORMAT_JSON)
+		perf_print_fio(out, rows, k, time(NULL));
+	else if (k && single)
 		perf_print(out, &rows[0], o->format);
 	else if (k && !single && o->format != TOOL_FORMAT_TABLE)
 		perf_print_sweep(out, rows, k, o->format);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 
 #include "tools/common/values.h"
 #include "tools/target/target.h"
@@ -181,6 +182,8 @@ static const struct opt_spec target_specs[] = {
 	  .parse = parse_bytes, .arg = "SIZE", .help = "in-capsule write bytes on I/O queues, 4K..64K (default 8K)" },
 	{ .name = "log-level", .kind = OPT_CUSTOM, .parse = parse_log, .arg = "LEVEL",
 	  .help = "error, warn, info (default) or debug" },
+	{ .name = "ram-beyond-memory", .kind = OPT_FLAG, TF(ram_beyond_memory),
+	  .help = "ram namespaces may add up to more than this machine's\nmemory (pages are allocated on first write)" },
 	/* how busypoll perf --spawn-target talks to the target it starts (tools/harness/control.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
 };
@@ -226,6 +229,29 @@ static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * check_ram - the ram namespaces together fit in this machine's memory
+ * (sysinfo's totalram): more would be written until the OOM killer ends the
+ * target mid-run. 0, or -EINVAL naming the sizes and --ram-beyond-memory.
+ */
+static int check_ram(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
+{
+	struct sysinfo si;
+	uint64_t sum = 0, mem;
+
+	for (int i = 0; i < cfg->n_ns; i++)
+		if (cfg->ns[i].kind == BP_NVMET_NS_RAM)
+			sum += cfg->ns[i].size;
+	if (!sum || sysinfo(&si) < 0)
+		return 0;
+	mem = (uint64_t)si.totalram * si.mem_unit;
+	if (sum <= mem)
+		return 0;
+	return tool_fail(err, errlen, "--ns ram: %llu MiB of ram namespaces, more than this machine's %llu MiB of "
+			 "memory; give smaller ones, or --ram-beyond-memory if you mean it (pages are taken on "
+			 "first write)", (unsigned long long)(sum >> 20), (unsigned long long)(mem >> 20));
+}
+
 static int target_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
 {
 	struct target_opts *o = base;
@@ -237,6 +263,8 @@ static int target_check(void *base, const struct opt_seen *seen, char *err, size
 		o->cfg.log_level = BP_NVMET_LOG_ERROR; /* -q: errors only */
 	if (!o->cfg.n_ns)
 		return tool_fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
+	if (!o->ram_beyond_memory && check_ram(&o->cfg, err, errlen))
+		return -EINVAL;
 	return check_files(&o->cfg, err, errlen);
 }
 

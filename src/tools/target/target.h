@@ -17,6 +17,7 @@ struct target_opts {
 	char listen_text[300];    /* as given (or the default) */
 	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool listen_given;
+	bool ram_beyond_memory;   /* --ram-beyond-memory: ram namespaces larger than this machine's memory are meant */
 };
 
 /*

@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Checks before work: bad input to `busypoll target` and `busypoll perf` exits
+# 2 with one line saying what, before anything is started or left behind: a
+# port out of range said as such (not "not an address"), ram namespaces larger
+# than this machine's memory refused unless --ram-beyond-memory says they are
+# meant, and a file the target creates with size= but cannot size is removed
+# again (size=100T leaves no 0-byte file).
+set -u
+
+. "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
+bpt_require python3 timeout
+
+# refused TEXT CMD...: exit 2, one line on stderr holding TEXT
+refused() {
+	local text=$1 got
+	shift
+	timeout 60 "$BP" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" -eq 2 ] || fail "busypoll $*: bad input must exit 2, got $got: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "busypoll $*: a refusal is one line, got: $(cat "$tmp/err")"
+	grep -q -- "$text" "$tmp/err" || fail "busypoll $*: the refusal must say '$text': $(cat "$tmp/err")"
+}
+
+refused "port 99999 is out of range 1..65535" target --listen 127.0.0.1:99999 --ns ram:1M
+refused "port 70000 is out of range 1..65535" target --listen '[::1]:70000' --ns ram:1M
+refused "port 99999 is out of range 1..65535" perf --target 127.0.0.1:99999 --nqn nqn.x:y
+
+# twice this machine's memory, in whole GiB
+mem_kib=$(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+big=$(((mem_kib * 2) / 1048576 + 1))G
+refused "more than this machine's .* MiB of memory.*--ram-beyond-memory" target --listen 127.0.0.1:0 --ns ram:$big
+# two namespaces that each fit, but not together
+half=$(((mem_kib * 3 / 4) / 1024))M
+refused "--ram-beyond-memory" target --listen 127.0.0.1:0 --ns ram:$half --ns ram:$half
+# meant: the target starts (pages are taken on first write only)
+"$BP" target --listen 127.0.0.1:0 --ns ram:$big --ram-beyond-memory --log-level info >"$tmp/t.out" 2>"$tmp/t.err" &
+pids+=($!)
+bpt_wait_until 30 bpt_file_has "$tmp/t.err" 'listening on' ||
+	fail "--ns ram:$big --ram-beyond-memory: the target never listened (30 s): $(cat "$tmp/t.err")"
+
+# a file the target created and could not size is removed again
+refused "cannot grow it to .* bytes" target --listen 127.0.0.1:0 --ns "file:$tmp/huge.img,size=100T"
+[ ! -e "$tmp/huge.img" ] || fail "size=100T that could not be had left $tmp/huge.img behind ($(stat -c %s "$tmp/huge.img") bytes)"
+# one that existed is left alone
+: >"$tmp/kept.img"
+timeout 60 "$BP" target --listen 127.0.0.1:0 --ns "file:$tmp/kept.img,size=100T" >/dev/null 2>&1
+[ -e "$tmp/kept.img" ] || fail "a file that existed before the target must never be removed"
+bpt_end
