@@ -197,6 +197,7 @@ target|$tgt_b|--connect-timeout-ms|0
 target|$tgt_b|--max-transfer|1M
 target|$tgt_b|--inline-data|8K
 target|$tgt_b|--log-level|info
+target|$tgt_b|--ram-beyond-memory|
 compare|compare|--quiet|
 compare|compare|--format|json
 compare|compare|--modes|epoll:block
