@@ -10,7 +10,8 @@
  *     header and in json, that neither end can change it, and the run completes;
  *   - --rates through the agent: a cell per offered rate (the open loop is the
  *     client's; the server on B is the same), none failed;
- *   - restore: epoll:suspend sets B's (and A's) NAPI settings; they are back after
+ *   - restore: epoll:suspend sets B's (and A's) NAPI settings (json's napi_ran_at
+ *     shows both ends at the suspend mode's settings); they are back after
  *     a normal end, after compare is SIGKILLed mid-run (its ssh, and its own agent,
  *     see their input end), and after the standing agent is SIGKILLed mid-run and
  *     started again (its journal); the servers it ran are gone each time;
@@ -91,6 +92,13 @@ static const char *const CHECKER =
 	"    if not d['server']['agent']: fail('no agent')\n"
 	"    s = {r['row']: r['server']['busy_poll_rx_per_tx'] for r in d['rows']}\n"
 	"    if s['both ends'] < 0.5 or s['client only'] or s['no busy polling']: fail(str(s))\n"
+	"elif what == 'ranat':\n"
+	"    d = json.load(open(files[0]))\n"
+	"    for c in d['cells']:\n"
+	"        n = c['napi_ran_at']\n"
+	"        if not n or sorted({x['end'] for x in n}) != ['client', 'server']: fail('napi_ran_at ends: ' + str(n))\n"
+	"        if any(not x['defer_hard_irqs'] or not x['irq_suspend_timeout_ns'] for x in n):\n"
+	"            fail('napi_ran_at is not the suspend mode\\'s settings: ' + str(n))\n"
 	"elif what == 'perf':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    if len(d['sweep']) != 2: fail('not one point per configuration: %d' % len(d['sweep']))\n"
@@ -431,18 +439,19 @@ static void restores(void)
 {
 	struct bp_napi_info a0, b0;
 	char out[96], log[96];
-	const char *suspend[] = { "--modes", "epoll:suspend", NULL };
+	const char *suspend[] = { "--modes", "epoll:suspend", "--format", "json", NULL };
 	const char *longer[] = { "--modes", "epoll:suspend", "-l", "60", NULL };
 	const char *args[40];
 	pid_t pid;
 	int n = 0, srv;
 
-	path_in(out, sizeof(out), "restore.txt");
+	path_in(out, sizeof(out), "restore.json");
 	path_in(log, sizeof(log), "restore.log");
 	napi_values(0, &a0);
 	napi_values(1, &b0);
 	BPT_CHECK(compare_remote(true, suspend, out, log, 60000) == 0, "compare --remote epoll:suspend");
 	BPT_CHECK(bpt_file_has(log, "server 1 started: rr"), "the agent did not start a server");
+	check("ranat", out, NULL);
 	BPT_CHECK(wait_napi(1, &b0, true, 5000) && wait_napi(0, &a0, true, 5000), "not restored after a normal end");
 	printf("ok: after a normal end both ends' NAPI settings are as before\n");
 
