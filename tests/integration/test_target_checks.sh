@@ -5,7 +5,8 @@
 # port out of range said as such (not "not an address"), ram namespaces larger
 # than this machine's memory refused unless --ram-beyond-memory says they are
 # meant, and a file the target creates with size= but cannot size is removed
-# again (size=100T leaves no 0-byte file).
+# again (size=100T leaves no 0-byte file); perf refuses a job that writes to a
+# write-protected namespace from Identify Namespace, before any I/O.
 set -u
 
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -46,4 +47,20 @@ refused "cannot grow it to .* bytes" target --listen 127.0.0.1:0 --ns "file:$tmp
 : >"$tmp/kept.img"
 timeout 60 "$BP" target --listen 127.0.0.1:0 --ns "file:$tmp/kept.img,size=100T" >/dev/null 2>&1
 [ -e "$tmp/kept.img" ] || fail "a file that existed before the target must never be removed"
+
+# perf: a write job against a write-protected namespace is refused from Identify, before any I/O
+NQN=nqn.2024-01.io.busypoll:checks
+dd if=/dev/zero of="$tmp/ro.img" bs=1M count=1 status=none
+"$BP" target --listen 127.0.0.1:0 --nqn "$NQN" --ns "file:$tmp/ro.img,ro,buffered" --log-level info \
+	>"$tmp/ro.out" 2>"$tmp/ro.err" &
+pids+=($!)
+bpt_wait_until 30 bpt_file_has "$tmp/ro.err" 'listening on' ||
+	die "the read-only target never said it was listening (30 s): $(cat "$tmp/ro.err")"
+port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\),.*/\1/p' "$tmp/ro.err")
+P=(perf --target "127.0.0.1:$port" --nqn "$NQN" --runtime 0.3 --interval 0 -q)
+refused "--rw write: namespace 1 of $NQN is write protected" "${P[@]}" --rw=write
+refused "--rw randrw: namespace 1 .* write protected" "${P[@]}" --rw=randrw
+refused "--rw randread --verify: namespace 1 .* write protected.*without --verify" "${P[@]}" --rw=randread --verify
+timeout 60 "$BP" "${P[@]}" --rw=randread >"$tmp/out" 2>"$tmp/err" ||
+	fail "reads of a write-protected namespace must run: $(cat "$tmp/err")"
 bpt_end

@@ -140,6 +140,13 @@ static int check_fit(struct perf_ctx *ctx, struct perf_result *res, int numjobs,
 		snprintf(err, errlen, "--nsid %u: the namespace is not active (size 0)", o->nsid);
 		return -EINVAL;
 	}
+	if (ns.read_only && (perf_rw_writes(o) || o->verify)) {
+		/* known from Identify before any I/O: refused here, not failed mid-run */
+		snprintf(err, errlen, "--rw %s%s: namespace %u of %s is write protected (Identify Namespace NSATTR): "
+			 "only --rw read or randread%s", perf_rw_name(o->rw), o->verify ? " --verify" : "", o->nsid, o->nqn,
+			 o->verify ? ", without --verify (it writes its pre-fill)" : "");
+		return -EINVAL;
+	}
 	ctx->nsid = o->nsid;
 	ctx->block_size = ns.block_size;
 	res->block_size = ns.block_size;
