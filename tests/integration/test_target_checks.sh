@@ -6,11 +6,25 @@
 # than this machine's memory refused unless --ram-beyond-memory says they are
 # meant, and a file the target creates with size= but cannot size is removed
 # again (size=100T leaves no 0-byte file); perf refuses a job that writes to a
-# write-protected namespace from Identify Namespace, before any I/O.
+# write-protected namespace from Identify Namespace, before any I/O; as root, a
+# mounted block device (a loop device with ext4 on it) is refused naming where.
 set -u
 
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 bpt_require python3 timeout
+
+# the mounted loop device of the last part (a killed run's too: found by its file's name)
+MNT_IMG=bpt-target-checks-mnt.img
+unmount_ours() {
+	local dev
+	for dev in $(losetup -nO NAME,BACK-FILE 2>/dev/null | awk -v f="$MNT_IMG" 'index($2, f) { print $1 }'); do
+		umount "$dev" 2>/dev/null
+		losetup -d "$dev" 2>/dev/null
+	done
+	return 0
+}
+cleanup() { [ "$(id -u)" != 0 ] || unmount_ours; }
+cleanup
 
 # refused TEXT CMD...: exit 2, one line on stderr holding TEXT
 refused() {
@@ -63,4 +77,18 @@ refused "--rw randrw: namespace 1 .* write protected" "${P[@]}" --rw=randrw
 refused "--rw randread --verify: namespace 1 .* write protected.*without --verify" "${P[@]}" --rw=randread --verify
 timeout 60 "$BP" "${P[@]}" --rw=randread >"$tmp/out" 2>"$tmp/err" ||
 	fail "reads of a write-protected namespace must run: $(cat "$tmp/err")"
+
+# a block device in use by a mounted file system: refused naming the mount point
+if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 losetup >/dev/null; then
+	truncate -s 16M "$tmp/$MNT_IMG"
+	dev=$(losetup -f --show "$tmp/$MNT_IMG") || die "losetup of $tmp/$MNT_IMG failed"
+	mkfs.ext4 -q "$dev" || die "mkfs.ext4 $dev failed"
+	mkdir "$tmp/mnt"
+	mount "$dev" "$tmp/mnt" || die "mount $dev failed"
+	refused "--ns file:$dev: the device is mounted at $tmp/mnt" target --listen 127.0.0.1:0 --ns "file:$dev"
+	refused "--ns file:$dev: the device is mounted at $tmp/mnt" target --listen 127.0.0.1:0 --ns "file:$dev,ro"
+	unmount_ours
+else
+	bpt_skip_part "a mounted device: needs root, losetup and mkfs.ext4"
+fi
 bpt_end

@@ -287,12 +287,54 @@ static int dio_alignment(struct nvmet_ns *ns, const struct stat *sb, const char 
 	return 0;
 }
 
+/* partition_of - is block device MAJ:MIN a partition of disk (its sysfs parent's dev)? */
+static bool partition_of(unsigned int maj, unsigned int min, dev_t disk)
+{
+	char path[96], v[32], want[32];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", maj, min);
+	snprintf(want, sizeof(want), "%u:%u", major(disk), minor(disk));
+	return read_sysfs(path, v, sizeof(v)) && !strcmp(v, want);
+}
+
+/*
+ * mounted_at - where the block device at path (or a partition of it) is mounted,
+ * from /proc/self/mountinfo, into where (in one line); false when it is not (or unknown).
+ * Used to word a refusal only: the kernel's own refusal (EBUSY, or EPERM for a
+ * mounted device opened for writing) is what stops the export.
+ */
+static bool mounted_at(const char *path, char *where, size_t len)
+{
+	struct stat st;
+	char line[1024];
+	bool found = false;
+	FILE *f;
+
+	if (stat(path, &st) || !S_ISBLK(st.st_mode) || !(f = fopen("/proc/self/mountinfo", "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		char mnt[512];
+
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ..."; a partition shares the disk's major */
+		if (sscanf(line, "%*u %*u %u:%u %*s %511s", &maj, &min, mnt) != 3 || maj != major(st.st_rdev))
+			continue;
+		if (min == minor(st.st_rdev) || partition_of(maj, min, st.st_rdev)) {
+			snprintf(where, len, "%s", mnt);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* open(2) as the spec asks: O_DIRECT unless buffered, read-only when writing is refused. */
 static int open_path(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, bool bdev)
 {
 	int flags = (spec->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC | (spec->buffered ? 0 : O_DIRECT) |
 		    (bdev ? O_EXCL : 0);
 	int fd = open(spec->path, flags | (!bdev && spec->size && !spec->read_only ? O_CREAT : 0), 0644);
+	char where[512];
 
 	ns->readonly = spec->read_only;
 	if (fd < 0 && !spec->read_only && (errno == EROFS || errno == EACCES || errno == EPERM)) {
@@ -309,6 +351,9 @@ static int open_path(struct nvmet_ns *ns, const struct bp_nvmet_ns_spec *spec, b
 	if (errno == EINVAL && !spec->buffered)
 		return open_fail(ns, -EINVAL, "--ns file:%s: this file system does not do O_DIRECT; add ,buffered to go "
 				 "through the page cache", spec->path);
+	if ((errno == EBUSY || errno == EPERM) && bdev && mounted_at(spec->path, where, sizeof(where)))
+		return open_fail(ns, -EBUSY, "--ns file:%s: the device is mounted at %s: exporting it would corrupt it; "
+				 "unmount it first", spec->path, where);
 	if (errno == EBUSY && bdev)
 		return open_fail(ns, -EBUSY, "--ns file:%s: the device is in use (mounted, or held by another "
 				 "driver): exporting it would corrupt it", spec->path);
