@@ -335,7 +335,8 @@ void agent_info(const char *peer, const char *fmt, ...)
 void agent_log_journal(void *arg, const char *line)
 {
 	/* a setting put back is news; one that could not be, or a journal left, is a failure */
-	if (!strncmp(line, "restored ", 9) || strstr(line, "is gone; restoring what it changed"))
+	if (!strncmp(line, "restored ", 9) || strstr(line, "is gone; restoring what it changed") ||
+	    strstr(line, "is alive and restores it itself"))
 		agent_info(arg, "%s", line);
 	else
 		agent_log(arg, "%s", line);

@@ -524,9 +524,18 @@ static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, i
 			held++;
 			continue;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) { /* its agent is alive */
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			/* its agent is alive and restores it itself: said, not a failure */
+			int pid = read_journal(fd, &p) >= 0 ? p.pid : 0;
+
+			free(p.e); /* NULL when it could not be read */
+			if (pid > 0)
+				logf_(log, arg, "journal %s: its agent (pid %d) is alive and restores it itself; "
+				      "left to it", path, pid);
+			else
+				logf_(log, arg, "journal %s: its agent is alive and restores it itself; left to it",
+				      path);
 			close(fd);
-			held++;
 			continue;
 		}
 		if (read_journal(fd, &p) >= 0 && p.netns != here) {

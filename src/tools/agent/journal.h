@@ -111,10 +111,12 @@ int journal_finish(struct journal *j, journal_log_fn log, void *arg);
  * journal_restore_dir - play back and remove every journal in dir (journal_dir_open's
  * checks; every file reached by openat) that no live agent holds, that was written
  * in this network namespace, and that is a regular file of this user with mode
- * 0600 (another is logged and left). Logs each.
+ * 0600 (another is logged and left). Logs each, a journal a live agent holds
+ * too (it restores its own).
  * Returns how many journals were restored completely, or -errno (dir unreadable;
- * a missing dir is 0); *left (may be NULL) counts those left (held, another
- * namespace, or a setting that could not be restored).
+ * a missing dir is 0); *left (may be NULL) counts those left for a person to see
+ * to (another namespace, not this user's, or a setting that could not be
+ * restored), not those a live agent holds.
  */
 int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *left);
 
