@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -215,15 +218,60 @@ static void test_journal_file(void **state)
 	assert_int_equal(access(j.path, F_OK), -1);
 }
 
+/*
+ * other_netns - a child process in a network namespace of its own (a user namespace
+ * too when not root), alive until killed; returns the namespace's inode, *child its pid.
+ */
+static uint64_t other_netns(pid_t *child)
+{
+	int pfd[2];
+	char c = 0, path[64];
+	struct stat st;
+
+	assert_int_equal(pipe(pfd), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		int flags = CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+
+		c = unshare(flags) == 0 ? 'y' : 'n';
+		if (write(pfd[1], &c, 1) != 1 || c != 'y')
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+	if (c != 'y')
+		fail_msg("cannot make a network namespace here (unshare: not root, no user namespaces)");
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)*child);
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_ino;
+}
+
+static void end_child(pid_t child)
+{
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+}
+
 static void test_restore_dir_choices(void **state)
 {
-	char other[160], empty[160], torn[160], text[256];
+	char other[160], gone[160], empty[160], torn[160], text[256];
+	pid_t holder, dead;
+	uint64_t ns_alive = other_netns(&holder), ns_gone = other_netns(&dead);
 	int left;
 
+	end_child(dead); /* nothing holds its namespace any more: gone with its devices */
 	snprintf(other, sizeof(other), "%s/session-1-1.journal", dir);
 	snprintf(text, sizeof(text), "busypoll-journal 1 pid=1 netns=%" PRIu64 "\nnapi 300 threaded=0\n",
-		 my_netns() + 1);
+		 ns_alive);
 	write_file(other, text);
+	snprintf(gone, sizeof(gone), "%s/session-9-1.journal", dir);
+	snprintf(text, sizeof(text), "busypoll-journal 1 pid=9 netns=%" PRIu64 "\nnapi 300 threaded=0\n",
+		 ns_gone);
+	write_file(gone, text);
 	snprintf(empty, sizeof(empty), "%s/session-2-1.journal", dir);
 	snprintf(text, sizeof(text), "busypoll-journal 1 pid=2 netns=%" PRIu64 "\n", my_netns());
 	write_file(empty, text);
@@ -236,12 +284,15 @@ static void test_restore_dir_choices(void **state)
 	nlogged = 0;
 	assert_int_equal(journal_restore_dir(dir, log_line, NULL, &left), 2);
 	assert_int_equal(left, 1);
-	assert_int_equal(access(other, F_OK), 0);
+	assert_int_equal(access(other, F_OK), 0); /* its namespace lives: an agent there restores it */
+	assert_int_equal(access(gone, F_OK), -1); /* its namespace is gone: removed, not a failure */
 	assert_int_equal(access(empty, F_OK), -1);
 	assert_int_equal(access(torn, F_OK), -1);
 	assert_true(logged_has("left for an agent there"));
+	assert_true(logged_has("which no longer exists: nothing to restore there; removed"));
 	assert_true(logged_has("agent pid 2 is gone"));
 	unlink(other);
+	end_child(holder);
 
 	/* not a journal at all: left, and said so */
 	write_file(other, "hello\n");

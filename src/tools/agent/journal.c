@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,60 @@ static uint64_t netns_id(void)
 	struct stat st;
 
 	return stat("/proc/thread-self/ns/net", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/*
+ * netns_exists - whether any process or bind mount still holds network namespace ino:
+ * a /run/netns/ name, a process's own namespace, or a descriptor a process keeps open on
+ * one (/proc/PID/fd/N reading "net:[ino]"). A namespace nothing holds is gone for good,
+ * and with it every device a journal written there names. Unreadable /proc entries
+ * (a process that just ended) are skipped; when /proc cannot be read at all the answer
+ * is true, the safe side (the journal is kept).
+ */
+static bool netns_exists(uint64_t ino)
+{
+	char want[48], path[540], link[64];
+	struct dirent *de, *fe;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "net:[%" PRIu64 "]", ino);
+	if ((d = opendir("/run/netns"))) {
+		while (!found && (de = readdir(d))) {
+			snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+			found = de->d_name[0] != '.' && stat(path, &st) == 0 && (uint64_t)st.st_ino == ino;
+		}
+		closedir(d);
+	}
+	if (found)
+		return true;
+	if (!(d = opendir("/proc")))
+		return true;
+	while (!found && (de = readdir(d))) {
+		DIR *fds;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		if (stat(path, &st) == 0 && (uint64_t)st.st_ino == ino) {
+			found = true;
+			break;
+		}
+		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
+		if (!(fds = opendir(path)))
+			continue;
+		while (!found && (fe = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s", de->d_name, fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			found = n > 0 && (link[n] = '\0', strcmp(link, want) == 0);
+		}
+		closedir(fds);
+	}
+	closedir(d);
+	return found;
 }
 
 /* ---- the directory ---- */
@@ -503,6 +558,7 @@ static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, i
 		char path[PATH_MAX], why[160];
 		size_t len = strlen(de->d_name);
 		struct played p;
+		bool foreign;
 		int fd;
 
 		if (len < 9 || strcmp(de->d_name + len - 8, ".journal"))
@@ -538,7 +594,20 @@ static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, i
 			close(fd);
 			continue;
 		}
-		if (read_journal(fd, &p) >= 0 && p.netns != here) {
+		foreign = read_journal(fd, &p) >= 0 && p.netns != here;
+		if (foreign && !netns_exists(p.netns)) {
+			/* its devices went with the namespace; the busy-poll sysctls exist only in
+			 * the initial namespace, which never goes: nothing left to restore */
+			logf_(log, arg, "journal %s (agent pid %d) was written in network namespace "
+			      "%" PRIu64 ", which no longer exists: nothing to restore there; removed",
+			      path, p.pid, p.netns);
+			free(p.e);
+			if (unlinkat(dfd, de->d_name, 0) < 0)
+				held++;
+			close(fd);
+			continue;
+		}
+		if (foreign) { /* a namespace that still exists */
 			logf_(log, arg, "journal %s (agent pid %d) was written in network namespace "
 			      "%" PRIu64 ", this is %" PRIu64 ": left for an agent there", path, p.pid,
 			      p.netns, here);
