@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -233,6 +234,13 @@ static uint64_t other_netns(pid_t *child)
 	assert_true(*child >= 0);
 	if (*child == 0) {
 		int flags = CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+
+		/* gone with the test however it ends, and not holding ctest's output open */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
+		close(STDOUT_FILENO);
+		close(STDERR_FILENO);
 
 		c = unshare(flags) == 0 ? 'y' : 'n';
 		if (write(pfd[1], &c, 1) != 1 || c != 'y')
