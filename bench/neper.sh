@@ -34,6 +34,9 @@
 #     MODES='uring:block;BP_URING_FEATURES=none uring:block;BP_URING_FEATURES=-multishot uring:block'
 #   BUSY_MODES='...'          the busy-poll modes at 1 flow (default: epoll:spin and
 #                             epoll:napi with direct=1 and direct=0, uring:spin, uring:napi)
+#   AA=1                      a second lean epoll cell in every round: the median of
+#                             the per-round ratio of the same program to itself (and its
+#                             spread) is what this machine's noise allows to be read
 #   KEEP=FILE                 also write every cell's figure there (round, cell, value,
 #                             client and server syscalls per transaction)
 #   Smoke it with: neper.sh 0.5 1
@@ -129,7 +132,7 @@ cell_neper() {
 	record "15 neper" "$out"
 }
 
-# cell_lean BACKEND: bench_lean at 15 flows
+# cell_lean BACKEND [TAG]: bench_lean at 15 flows (TAG: a second cell of the same program)
 cell_lean() {
 	local json
 	port=$((port + 2))
@@ -139,7 +142,7 @@ cell_lean() {
 	json=$(ip netns exec "$ns_a" "$lean" --client "$srv" --backend "$1" --port "$port" --cpu 0 -F 15 \
 		-l "$secs" --warmup 0.5 --format json)
 	server_done
-	record "15 lean $1" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tps"])' <<<"$json")"
+	record "15 lean $1${2:-}" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tps"])' <<<"$json")"
 }
 
 # cell_rr FLOWS ENTRY: busypoll rr, both sides in ENTRY's mode (after its VAR=VALUE
@@ -187,6 +190,7 @@ IFS=';' read -r -a mode_list <<<"$modes"
 IFS=';' read -r -a busy_list <<<"$busy_modes"
 if [[ $flows_run == *15* ]]; then
 	cells+=("cell_lean|epoll" "cell_lean|uring" "cell_neper")
+	[[ -z ${AA:-} ]] || cells+=("cell_lean|epoll| again")
 	for m in "${mode_list[@]}"; do cells+=("cell_rr|15|$m"); done
 fi
 if [[ " $flows_run " == *" 1 "* ]]; then
@@ -236,10 +240,12 @@ def syscalls(cell):
 lean = {b: "15 lean " + b for b in ("epoll", "uring")}
 if "15 neper" in by:
     print("\n15 flows: transactions/s (median over the rounds), and the median of the per-round ratios")
-    for cell in [lean["epoll"], lean["uring"], "15 neper"] + sorted(k for k in by if k.startswith("15 rr ")):
+    for cell in [c for c in (lean["epoll"], lean["uring"], "15 lean epoll again", "15 neper") if c in by] + sorted(k for k in by if k.startswith("15 rr ")):
         print("  %-46s %9.0f  %s" % (cell[3:], statistics.median(by[cell].values()), syscalls(cell)))
     for b, cell in lean.items():
         print("  %-46s %s" % ("lean %s / neper" % b, fmt(ratio(cell, "15 neper"))))
+    if "15 lean epoll again" in by:
+        print("  %-46s %s" % ("lean epoll again / lean epoll (noise)", fmt(ratio("15 lean epoll again", lean["epoll"]))))
     for cell in sorted(k for k in by if k.startswith("15 rr ")):
         mode = cell[len("15 rr "):].split()[-1]
         own = lean["uring" if mode.startswith("uring:") else "epoll"]

@@ -193,8 +193,10 @@ static bool conn_present(struct bp_conn *c)
 	c->in_callback--;
 	if (!conn_after_callback(c))
 		return false;
-	if (used > c->rlen)
-		used = c->rlen;
+	if (used >= c->rlen) { /* all of it, the common case: nothing to move, room is there */
+		c->rlen = 0;
+		return true;
+	}
 	if (used) {
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
@@ -424,7 +426,7 @@ static void conn_read_ready(struct bp_conn *c)
 			n = recvfrom(c->io.fd, c->rbuf, c->rcap, MSG_DONTWAIT,
 				     (struct sockaddr *)&c->peer, &c->peerlen);
 		} else {
-			n = recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
+			n = bp_sys_recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
 		}
 		if (conn_is_dgram(c) && n >= 0) {
 			/* One datagram per event, empty ones too: level triggering reports the
@@ -547,8 +549,8 @@ static void conn_flush_ready(struct bp_conn *c)
 			continue;
 		}
 		c->loop->bl.ctr.syscalls++;
-		n = send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = bp_sys_send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
+				MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
@@ -668,7 +670,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 	} else {
 		if (idle && !conn_completion(c)) {
 			c->loop->bl.ctr.syscalls++;
-			n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = bp_sys_send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR) {
 					int err = -errno;
