@@ -179,6 +179,7 @@ static bool conn_rbuf_reserve(struct bp_conn *c, size_t need)
 static void conn_count_in(struct bp_conn *c, size_t n)
 {
 	c->loop->bl.ctr.bytes_in += n;
+	bp_conn_direct_rearm(c);
 	if (c->napi_probes)
 		conn_probe_napi(c);
 }
@@ -463,18 +464,27 @@ bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs)
 	uint64_t before = c->loop->bl.ctr.bytes_in;
 	int v = (int)busy_usecs;
 
-	if (c->io.dead || (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS)))
+	/* datagrams and timestamps need recvmsg's extras; a connect is not done yet */
+	if (c->io.dead ||
+	    (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS | BP_CONN_NO_DIRECT)))
 		return false;
 	if (busy_usecs && !(c->flags & BP_CONN_BUSY_SET)) {
-		c->flags |= BP_CONN_BUSY_SET;
 		c->loop->bl.ctr.syscalls++;
-		/* Without it the read only reads; epoll's own busy poll still runs. */
-		(void)setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v));
+		/* Refused, a read would only read, and a miss would only delay epoll's own busy
+		 * poll: the connection is left to epoll. */
+		if (setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v)) < 0) {
+			c->flags |= BP_CONN_NO_DIRECT;
+			return false;
+		}
+		c->flags |= BP_CONN_BUSY_SET;
 	}
 	c->loop->bl.ctr.direct_tried++;
 	conn_read_ready(c);
-	if (c->loop->bl.ctr.bytes_in == before && !c->io.dead)
+	if (c->loop->bl.ctr.bytes_in == before && !c->io.dead) {
+		if (c->direct_misses < UINT8_MAX)
+			c->direct_misses++;
 		return false;
+	}
 	c->loop->bl.ctr.direct_hit++;
 	return true;
 }
@@ -668,6 +678,7 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 		if (ret)
 			return bp_err_set(ret, "send: out of memory for the send queue");
 	} else {
+		bp_conn_direct_rearm(c); /* a request out: its answer is expected */
 		if (idle && !conn_completion(c)) {
 			c->loop->bl.ctr.syscalls++;
 			n = bp_sys_send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -819,6 +830,7 @@ static int conn_new(struct bp_loop *loop, int fd, int type, const struct bp_conn
 	c->user = user;
 	c->rcap = BP_CONN_RBUF_INITIAL;
 	c->napi_probes = NAPI_PROBES;
+	c->direct_misses = UINT8_MAX; /* not read directly until bytes come or it sends */
 	if (type == SOCK_DGRAM)
 		c->flags |= BP_CONN_DGRAM;
 	c->next = loop->conns;
