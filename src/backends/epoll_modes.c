@@ -73,7 +73,12 @@ const struct bp_mode_family bp_epoll_families[] = {
 	{ { "epoll:napi", "usecs=64,budget=8[,prefer][,direct=1]",
 	    "epoll_wait busy-polls the NAPI for usecs before sleeping (EPIOCSPARAMS, Linux 6.9)" },
 	  KEYS(napi_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8 },
+	  /* direct reads off by default: a MSG_DONTWAIT read busy polls the NAPI once, and at one
+	   * flow the answer is not there yet when the pass starts (the loop just sent), so each
+	   * round trip paid a missed recv more, 4.0 syscalls per transaction for 3.0, P50 1.29x
+	   * the floor's against 1.29x without (bench/neper.sh, docs/ARCHITECTURE.md) */
+	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8,
+	    .direct_off = true },
 	  NULL, napi_combination },
 	{ { "epoll:spin", "[direct=1]", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
 	  KEYS(spin_keys), { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN }, NULL, NULL },

@@ -904,16 +904,16 @@ int main(void)
 	blocks("epoll:block");
 	blocks("uring:block");
 	blocks("uring:block,setup=plain");
-	/* direct=0: a direct read would serve the byte without the blocking wait this checks */
-	blocks("epoll:napi,usecs=50,budget=8,direct=0");
+	blocks("epoll:napi,usecs=50,budget=8");
 	blocks("uring:napi,usecs=50");
 	hybrid("epoll");
 	hybrid("uring");
 	direct_reads("epoll:spin", true, 0);
-	direct_reads("epoll:napi,usecs=50", true, 50);
+	direct_reads("epoll:napi,usecs=50,direct=1", true, 50);
+	direct_reads("epoll:napi,usecs=50", false, 0); /* napi: off unless asked for */
 	direct_reads("epoll:spin,direct=0", false, 0);
 	direct_reads("epoll:hybrid,period=1000000", true, 0);
-	direct_refused("epoll:napi,usecs=50");
+	direct_refused("epoll:napi,usecs=50,direct=1");
 	for (size_t i = 0; i < sizeof(sq_modes) / sizeof(sq_modes[0]); i++)
 		sqpoll(sq_modes[i]);
 
