@@ -32,9 +32,10 @@
 #                             entry may start with VAR=VALUE words for both sides, e.g.
 #                             what each io_uring feature buys:
 #     MODES='uring:block;BP_URING_FEATURES=none uring:block;BP_URING_FEATURES=-multishot uring:block'
-#   BUSY_MODES='...'          the busy-poll modes at 1 flow (default: epoll:spin and
-#                             epoll:napi with direct=1 and direct=0, uring:spin, uring:napi)
-#   AA=1                      a second lean epoll cell in every round: the median of
+#   BUSY_MODES='...'          the busy-poll modes at 1 flow (default: epoll:spin,
+#                             epoll:hybrid and epoll:napi with direct=1 and direct=0,
+#                             uring:spin, uring:napi)
+#   AA=1                      a second lean epoll cell (and floor cell) in every round: the median of
 #                             the per-round ratio of the same program to itself (and its
 #                             spread) is what this machine's noise allows to be read
 #   KEEP=FILE                 also write every cell's figure there (round, cell, value,
@@ -60,7 +61,7 @@ if [[ -z $neper_src ]]; then
 fi
 flows_run=${FLOWS:-"15 1"}
 modes=${MODES:-"epoll:block;uring:block"}
-busy_modes=${BUSY_MODES:-"epoll:spin,direct=1;epoll:spin,direct=0;epoll:napi,usecs=64,budget=8,direct=1;epoll:napi,usecs=64,budget=8,direct=0;uring:spin;uring:napi,usecs=64"}
+busy_modes=${BUSY_MODES:-"epoll:spin,direct=1;epoll:spin,direct=0;epoll:hybrid,direct=1;epoll:hybrid,direct=0;epoll:napi,usecs=64,budget=8,direct=1;epoll:napi,usecs=64,budget=8,direct=0;uring:spin;uring:napi,usecs=64"}
 
 [[ $secs =~ ^[0-9]+(\.[0-9]+)?$ && $rounds =~ ^[1-9][0-9]*$ ]] ||
 	{ echo "neper.sh: usage: neper.sh [SECONDS_PER_CELL] [ROUNDS]" >&2; exit 2; }
@@ -172,6 +173,7 @@ print("\t".join([rnd, "%s rr %s" % (flows, entry), str(value), sc("client"), sc(
 PY
 }
 
+# cell_floor [TAG]: bench_floor (TAG: a second cell of the same program)
 cell_floor() {
 	local json
 	port=$((port + 2))
@@ -181,7 +183,7 @@ cell_floor() {
 	json=$(ip netns exec "$ns_a" "$floor" --client "$srv" --port "$port" --cpu 0 \
 		-n 50000 --format json)
 	server_done
-	record "1 floor" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["p50_us"])' <<<"$json")"
+	record "1 floor${1:-}" "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["p50_us"])' <<<"$json")"
 }
 
 # ---- the rounds ----
@@ -195,6 +197,7 @@ if [[ $flows_run == *15* ]]; then
 fi
 if [[ " $flows_run " == *" 1 "* ]]; then
 	cells+=("cell_floor")
+	[[ -z ${AA:-} ]] || cells+=("cell_floor| again")
 	for m in "${busy_list[@]}"; do cells+=("cell_rr|1|$m"); done
 fi
 echo "== neper.sh: $rounds round(s) of ${#cells[@]} cells, ${secs} s each, client CPU 0 / server CPU 1, test bed $bed"
@@ -257,6 +260,9 @@ if "15 neper" in by:
 if "1 floor" in by:
     print("\n1 flow: P50 round trip in us (median over the rounds), and the median of the per-round ratios to the floor")
     print("  %-46s %9.2f" % ("floor (raw recv spin)", statistics.median(by["1 floor"].values())))
+    if "1 floor again" in by:
+        print("  %-46s %9.2f  %s" % ("floor again (noise)", statistics.median(by["1 floor again"].values()),
+                                     fmt(ratio("1 floor again", "1 floor"))))
     best = {}
     for cell in sorted(k for k in by if k.startswith("1 rr ")):
         r = ratio(cell, "1 floor")

@@ -108,14 +108,19 @@ def cells(kind):
             if c["failed"] or not c["runs"]:
                 continue
             lat = c["latency_us"]
+            nan = float("nan")
             out.setdefault(c["label"], []).append(
-                (lat["p50"], lat["p99"], c["client_busy_poll_rx_per_tx"], c["server_busy_poll_rx_per_tx"]))
+                (lat["p50"], lat["p99"], c["client_busy_poll_rx_per_tx"], c["server_busy_poll_rx_per_tx"],
+                 c.get("client_direct_hit_per_tx") if c.get("client_direct_hit_per_tx") is not None else nan,
+                 c.get("server_direct_hit_per_tx") if c.get("server_direct_hit_per_tx") is not None else nan,
+                 c["tps"]))
     return out
 
 local, remote = cells("local"), cells("remote")
 med = lambda rows, k: statistics.median(r[k] for r in rows)
 print(f"{'mode':<36} {'rounds':>6} {'P50 local':>10} {'P50 agent':>10} {'ratio':>6} "
-      f"{'P99 local':>10} {'P99 agent':>10} {'ratio':>6}  BusyPollRx/tx c/s local | agent")
+      f"{'P99 local':>10} {'P99 agent':>10} {'ratio':>6} {'tps ratio':>9}  BusyPollRx/tx c/s local | agent"
+      f"  direct hits/tx c/s local | agent")
 for label in local:
     if label not in remote:
         print(f"{label:<36} no completed run through the agent")
@@ -123,8 +128,11 @@ for label in local:
     l, r = local[label], remote[label]
     print(f"{label:<36} {min(len(l), len(r)):>6} {med(l, 0):>10.1f} {med(r, 0):>10.1f} {med(r, 0) / med(l, 0):>6.2f} "
           f"{med(l, 1):>10.1f} {med(r, 1):>10.1f} {med(r, 1) / med(l, 1):>6.2f}  "
-          f"{med(l, 2):.2f}/{med(l, 3):.2f} | {med(r, 2):.2f}/{med(r, 3):.2f}")
+          f"{med(r, 6) / med(l, 6):>9.2f}  "
+          f"{med(l, 2):.2f}/{med(l, 3):.2f} | {med(r, 2):.2f}/{med(r, 3):.2f}  "
+          f"{med(l, 4):.2f}/{med(l, 5):.2f} | {med(r, 4):.2f}/{med(r, 5):.2f}")
 print("P50, P99: medians over the rounds of each compare's cell, in us; ratio: through the agent / local "
-      "(1.00: the agent costs nothing on the data path).")
+      "(1.00: the agent costs nothing on the data path); tps ratio the same for transactions/s; direct "
+      "hits: reads before the wait that found bytes, per transaction, client/server (nan: not known).")
 PY
 exit "$failed"
