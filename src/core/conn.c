@@ -466,14 +466,17 @@ bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs)
 
 	/* datagrams and timestamps need recvmsg's extras; a connect is not done yet */
 	if (c->io.dead ||
-	    (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS | BP_CONN_NO_DIRECT)))
+	    (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS | BP_CONN_NO_DIRECT))) {
+		c->direct_misses = UINT8_MAX; /* no candidate until bytes come or it sends again */
 		return false;
+	}
 	if (busy_usecs && !(c->flags & BP_CONN_BUSY_SET)) {
 		c->loop->bl.ctr.syscalls++;
 		/* Refused, a read would only read, and a miss would only delay epoll's own busy
 		 * poll: the connection is left to epoll. */
 		if (setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v)) < 0) {
 			c->flags |= BP_CONN_NO_DIRECT;
+			c->direct_misses = UINT8_MAX;
 			return false;
 		}
 		c->flags |= BP_CONN_BUSY_SET;
