@@ -8,8 +8,8 @@
 # (--listen, with a key) in the second, which starts each mode's rr server there. Both
 # pin the client to CPU 0 and the server to CPU 1, run the same modes, flows and
 # durations, and differ only in how the server is started and read. It prints, per
-# mode, the median over the rounds of each one's P50 and P99 and the ratio remote/local
-# (1.00: no cost), and the BusyPollRxPackets per transaction of both, so a ratio is
+# mode, the median over the rounds of each one's P50 and P99 and the median of the per-round
+# ratios remote/local (1.00: no cost), and the BusyPollRxPackets per transaction of both, so a ratio is
 # only read where both really busy polled.
 #
 # Figures are for reading (there is no pass mark: exit 0 when every run completed, 1
@@ -19,6 +19,7 @@
 # usage: remote.sh [SECONDS_PER_CELL] [ROUNDS] [FLOWS]    (default 5 s, 5 rounds, 1 flow)
 #   MODES="A;B"   the modes (default epoll:block;epoll:spin;epoll:napi,usecs=64,budget=8)
 #   BUILD=DIR     the build directory (default ../build)
+#   KEEP=DIR      also keep each round's compare json there (localN.json, remoteN.json)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 secs=${1:-5}
@@ -92,12 +93,13 @@ for ((i = 0; i < rounds; i++)); do
 		{ echo "remote.sh: compare --remote: $(tail -n 1 "$tmp/remote$i.err")" >&2; failed=1; }
 done
 
+[[ -z ${KEEP:-} ]] || { mkdir -p "$KEEP" && cp "$tmp"/local*.json "$tmp"/remote*.json "$KEEP"/ 2>/dev/null || true; }
 python3 - "$tmp" "$rounds" <<'PY'
 import json, statistics, sys
 tmp, rounds = sys.argv[1], int(sys.argv[2])
 
 def cells(kind):
-    """label -> list over rounds of (p50, p99, bprx client, bprx server), completed cells only."""
+    """label -> {round: (p50, p99, bprx client, bprx server, direct client, direct server, tps)}, completed cells only."""
     out = {}
     for i in range(rounds):
         try:
@@ -108,23 +110,33 @@ def cells(kind):
             if c["failed"] or not c["runs"]:
                 continue
             lat = c["latency_us"]
-            out.setdefault(c["label"], []).append(
-                (lat["p50"], lat["p99"], c["client_busy_poll_rx_per_tx"], c["server_busy_poll_rx_per_tx"]))
+            nan = float("nan")
+            known = lambda v: v if v is not None else nan
+            out.setdefault(c["label"], {})[i] = (
+                lat["p50"], lat["p99"], c["client_busy_poll_rx_per_tx"], c["server_busy_poll_rx_per_tx"],
+                known(c.get("client_direct_hit_per_tx")), known(c.get("server_direct_hit_per_tx")), c["tps"])
     return out
 
 local, remote = cells("local"), cells("remote")
-med = lambda rows, k: statistics.median(r[k] for r in rows)
+med = lambda rows, k: statistics.median(r[k] for r in rows.values())
+# the median of the per-round ratios: rounds ran side by side, medians of each side would not
+ratio = lambda l, r, k: statistics.median(r[i][k] / l[i][k] for i in l if i in r and l[i][k])
 print(f"{'mode':<36} {'rounds':>6} {'P50 local':>10} {'P50 agent':>10} {'ratio':>6} "
-      f"{'P99 local':>10} {'P99 agent':>10} {'ratio':>6}  BusyPollRx/tx c/s local | agent")
+      f"{'P99 local':>10} {'P99 agent':>10} {'ratio':>6} {'tps ratio':>9}  BusyPollRx/tx c/s local | agent"
+      f"  direct hits/tx c/s local | agent")
 for label in local:
     if label not in remote:
         print(f"{label:<36} no completed run through the agent")
         continue
     l, r = local[label], remote[label]
-    print(f"{label:<36} {min(len(l), len(r)):>6} {med(l, 0):>10.1f} {med(r, 0):>10.1f} {med(r, 0) / med(l, 0):>6.2f} "
-          f"{med(l, 1):>10.1f} {med(r, 1):>10.1f} {med(r, 1) / med(l, 1):>6.2f}  "
-          f"{med(l, 2):.2f}/{med(l, 3):.2f} | {med(r, 2):.2f}/{med(r, 3):.2f}")
-print("P50, P99: medians over the rounds of each compare's cell, in us; ratio: through the agent / local "
-      "(1.00: the agent costs nothing on the data path).")
+    both = sum(1 for i in l if i in r)
+    print(f"{label:<36} {both:>6} {med(l, 0):>10.1f} {med(r, 0):>10.1f} {ratio(l, r, 0):>6.2f} "
+          f"{med(l, 1):>10.1f} {med(r, 1):>10.1f} {ratio(l, r, 1):>6.2f} {ratio(l, r, 6):>9.2f}  "
+          f"{med(l, 2):.2f}/{med(l, 3):.2f} | {med(r, 2):.2f}/{med(r, 3):.2f}  "
+          f"{med(l, 4):.2f}/{med(l, 5):.2f} | {med(r, 4):.2f}/{med(r, 5):.2f}")
+print("P50, P99: medians over the rounds of each compare's cell, in us; ratio: the median over the rounds of "
+      "through the agent / local "
+      "(1.00: the agent costs nothing on the data path); tps ratio the same for transactions/s; direct "
+      "hits: reads before the wait that found bytes, per transaction, client/server (nan: not known).")
 PY
 exit "$failed"

@@ -42,7 +42,7 @@ struct bp_loop_counters {
 	uint64_t recv_arms;    /* completion backends: receives armed; one per message unless a
 				* multishot receive stays armed (io_uring), so per message it is
 				* the re-arm rate. Readiness backends: 0 */
-	uint64_t direct_tried; /* epoll spin/napi, direct=1: recvs tried before asking epoll */
+	uint64_t direct_tried; /* epoll spin/hybrid/napi, direct=1: recvs tried before asking epoll */
 	uint64_t direct_hit;   /* of those, the ones that found bytes (or the end) */
 };
 

@@ -68,7 +68,7 @@ struct bp_mode {
 	bool spin;                 /* sqpoll: spin on the completion ring, never enter to wait */
 	uint32_t sq_cpu;           /* sqpoll: the CPU the SQ thread runs on (only with BP_KEY_CPU set;
 				    * otherwise it inherits the creating thread's affinity) */
-	bool direct_off;           /* epoll spin/napi: direct=0, never read before asking epoll */
+	bool direct_off;           /* epoll spin/hybrid/napi: direct=0, never read before asking epoll */
 	uint32_t keys_set;         /* bitmask of BP_KEY_* given explicitly */
 };
 

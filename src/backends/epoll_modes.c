@@ -29,12 +29,14 @@ static const struct bp_key_spec napi_keys[] = {
 	SPEC(BP_KEY_PREFER),
 	NUM(BP_KEY_DIRECT, 0, 1),
 };
-/* direct=0|1: read the few connections directly before asking epoll (core/loop.c). */
+/* direct=0|1: read the few connections directly before asking epoll (core/loop.c); not
+ * suspend's: its IRQ suspension lives on epoll_wait finding the events. */
 static const struct bp_key_spec spin_keys[] = {
 	NUM(BP_KEY_DIRECT, 0, 1),
 };
 static const struct bp_key_spec hybrid_keys[] = {
 	NUM(BP_KEY_PERIOD, 1, 10000000),
+	NUM(BP_KEY_DIRECT, 0, 1),
 };
 /*
  * defer-hard-irqs is limited to S32_MAX by the netdev netlink policy; the two timeouts are
@@ -71,7 +73,12 @@ const struct bp_mode_family bp_epoll_families[] = {
 	{ { "epoll:napi", "usecs=64,budget=8[,prefer][,direct=1]",
 	    "epoll_wait busy-polls the NAPI for usecs before sleeping (EPIOCSPARAMS, Linux 6.9)" },
 	  KEYS(napi_keys),
-	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8 },
+	  /* direct reads off by default: a MSG_DONTWAIT read busy polls the NAPI once, and at one
+	   * flow the answer is not there yet when the pass starts (the loop just sent), so each
+	   * round trip paid a missed recv more, 4.0 syscalls per transaction for 3.0, P50 1.29x
+	   * the floor's against 1.29x without (bench/neper.sh, docs/ARCHITECTURE.md) */
+	  { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_NAPI, .busy_usecs = 64, .budget = 8,
+	    .direct_off = true },
 	  NULL, napi_combination },
 	{ { "epoll:spin", "[direct=1]", "poll with epoll_wait(0) from userspace, never sleep (burns a CPU)" },
 	  KEYS(spin_keys), { .backend = BP_BACKEND_EPOLL, .policy = BP_POLICY_SPIN }, NULL, NULL },
@@ -86,7 +93,7 @@ const struct bp_mode_family bp_epoll_families[] = {
 	 * measured as epoll:block, 0.00 BusyPollRxPackets per transaction (issue 12); 30
 	 * keeps 0.96 in the closed loop. The per-NAPI values: docs/rate.md.
 	 */
-	{ { "epoll:hybrid", "period=30",
+	{ { "epoll:hybrid", "period=30[,direct=1]",
 	    "spin with epoll_wait(0) while work came in the last period us or a timer is due within it, "
 	    "then block" },
 	  KEYS(hybrid_keys),

@@ -179,6 +179,7 @@ static bool conn_rbuf_reserve(struct bp_conn *c, size_t need)
 static void conn_count_in(struct bp_conn *c, size_t n)
 {
 	c->loop->bl.ctr.bytes_in += n;
+	bp_conn_direct_rearm(c);
 	if (c->napi_probes)
 		conn_probe_napi(c);
 }
@@ -193,8 +194,10 @@ static bool conn_present(struct bp_conn *c)
 	c->in_callback--;
 	if (!conn_after_callback(c))
 		return false;
-	if (used > c->rlen)
-		used = c->rlen;
+	if (used >= c->rlen) { /* all of it, the common case: nothing to move, room is there */
+		c->rlen = 0;
+		return true;
+	}
 	if (used) {
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
@@ -424,7 +427,7 @@ static void conn_read_ready(struct bp_conn *c)
 			n = recvfrom(c->io.fd, c->rbuf, c->rcap, MSG_DONTWAIT,
 				     (struct sockaddr *)&c->peer, &c->peerlen);
 		} else {
-			n = recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
+			n = bp_sys_recv(c->io.fd, c->rbuf + c->rlen, c->rcap - c->rlen, MSG_DONTWAIT);
 		}
 		if (conn_is_dgram(c) && n >= 0) {
 			/* One datagram per event, empty ones too: level triggering reports the
@@ -461,18 +464,30 @@ bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs)
 	uint64_t before = c->loop->bl.ctr.bytes_in;
 	int v = (int)busy_usecs;
 
-	if (c->io.dead || (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS)))
+	/* datagrams and timestamps need recvmsg's extras; a connect is not done yet */
+	if (c->io.dead ||
+	    (c->flags & (BP_CONN_CONNECTING | BP_CONN_DGRAM | BP_CONN_TIMESTAMPS | BP_CONN_NO_DIRECT))) {
+		c->direct_misses = UINT8_MAX; /* no candidate until bytes come or it sends again */
 		return false;
+	}
 	if (busy_usecs && !(c->flags & BP_CONN_BUSY_SET)) {
-		c->flags |= BP_CONN_BUSY_SET;
 		c->loop->bl.ctr.syscalls++;
-		/* Without it the read only reads; epoll's own busy poll still runs. */
-		(void)setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v));
+		/* Refused, a read would only read, and a miss would only delay epoll's own busy
+		 * poll: the connection is left to epoll. */
+		if (setsockopt(c->io.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof(v)) < 0) {
+			c->flags |= BP_CONN_NO_DIRECT;
+			c->direct_misses = UINT8_MAX;
+			return false;
+		}
+		c->flags |= BP_CONN_BUSY_SET;
 	}
 	c->loop->bl.ctr.direct_tried++;
 	conn_read_ready(c);
-	if (c->loop->bl.ctr.bytes_in == before && !c->io.dead)
+	if (c->loop->bl.ctr.bytes_in == before && !c->io.dead) {
+		if (c->direct_misses < UINT8_MAX)
+			c->direct_misses++;
 		return false;
+	}
 	c->loop->bl.ctr.direct_hit++;
 	return true;
 }
@@ -547,8 +562,8 @@ static void conn_flush_ready(struct bp_conn *c)
 			continue;
 		}
 		c->loop->bl.ctr.syscalls++;
-		n = send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = bp_sys_send(c->io.fd, bp_sendq_data(&c->sq), bp_sendq_len(&c->sq),
+				MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
@@ -666,9 +681,10 @@ int bp_conn_send(struct bp_conn *c, const void *data, size_t len)
 		if (ret)
 			return bp_err_set(ret, "send: out of memory for the send queue");
 	} else {
+		bp_conn_direct_rearm(c); /* a request out: its answer is expected */
 		if (idle && !conn_completion(c)) {
 			c->loop->bl.ctr.syscalls++;
-			n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = bp_sys_send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0) {
 				if (errno != EAGAIN && errno != EINTR) {
 					int err = -errno;
@@ -817,6 +833,7 @@ static int conn_new(struct bp_loop *loop, int fd, int type, const struct bp_conn
 	c->user = user;
 	c->rcap = BP_CONN_RBUF_INITIAL;
 	c->napi_probes = NAPI_PROBES;
+	c->direct_misses = UINT8_MAX; /* not read directly until bytes come or it sends */
 	if (type == SOCK_DGRAM)
 		c->flags |= BP_CONN_DGRAM;
 	c->next = loop->conns;

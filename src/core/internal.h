@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <busypoll/aio.h>
 #include <busypoll/loop.h>
@@ -35,7 +37,8 @@ enum {
 	BP_CONN_DGRAM_CONNECTED = 1u << 6,
 	BP_CONN_TIMESTAMPS = 1u << 7,   /* SO_TIMESTAMPING: receive with recvmsg and cmsg */
 	BP_CONN_RECV_RESTART = 1u << 8, /* completion: the armed receive was stopped to re-arm */
-	BP_CONN_BUSY_SET = 1u << 9,     /* direct reads (napi): SO_BUSY_POLL was tried on it */
+	BP_CONN_BUSY_SET = 1u << 9,     /* direct reads (napi): SO_BUSY_POLL is set on it */
+	BP_CONN_NO_DIRECT = 1u << 10,   /* direct reads (napi): SO_BUSY_POLL was refused: never */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u
@@ -48,6 +51,7 @@ struct bp_conn {
 	uint32_t flags;              /* BP_CONN_* */
 	uint32_t napi_id;
 	uint8_t napi_probes;         /* receives left on which to look for a NAPI id */
+	uint8_t direct_misses;       /* direct reads in a row that found nothing (core/loop.c) */
 	uint8_t *rbuf;               /* unconsumed bytes at [0, rlen) */
 	size_t rlen, rcap;
 	struct bp_sendq sq;
@@ -148,18 +152,58 @@ struct bp_loop {
 	atomic_bool wake_pending;
 	struct bp_aio_loop *aio;     /* storage I/O state, made by the first bp_aio_queue_init */
 	void *user;
-	uint32_t direct_misses;      /* direct read passes in a row that found nothing */
 	uint32_t direct_run;         /* iterations in a row served without asking the backend */
+	uint64_t direct_miss_ns;     /* a direct pass that found nothing and skipped the wait began
+				      * then: the next iteration counts it as poll time (0: none) */
 };
+
+/*
+ * bp_sys_recv, bp_sys_send - recv(2) and send(2) for the loop's hot path, straight to
+ * the kernel. glibc's wrappers are thread cancellation points: in a process with
+ * threads each call pays __pthread_enable_asynccancel and its undo, about 60
+ * instructions (callgrind, docs/ARCHITECTURE.md), a quarter of what the core spends per
+ * transaction at fifteen flows. Nothing cancels a loop's thread. -1 and errno as
+ * recv/send.
+ */
+static inline ssize_t bp_sys_recv(int fd, void *buf, size_t len, int flags)
+{
+	return syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
+}
+
+static inline ssize_t bp_sys_send(int fd, const void *buf, size_t len, int flags)
+{
+	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
 
 /* Conn internals used by the dispatcher (core/conn.c). */
 void bp_conn_on_event(struct bp_conn *c, const struct bp_event *ev);
 void bp_listener_on_event(struct bp_listener *l, const struct bp_event *ev);
 /*
- * bp_conn_read_direct - the loop reads c before asking the backend (core/loop.c):
- * one pass of the readiness read. busy_usecs > 0: SO_BUSY_POLL is set on it first
- * (once), so the read itself busy-polls the NAPI. Returns true when it found bytes
- * or the end; false when c cannot be read directly or nothing was there.
+ * Direct reads (core/loop.c): a connection is read before the backend is asked while
+ * it is expected to have bytes: since data last came to it (by any path) or it last
+ * sent, fewer than its policy's bound of direct reads in a row found nothing. A new
+ * connection starts past the bound: an idle one is never read directly, only through
+ * the backend's wait, which brings it back (bp_conn_direct_rearm).
+ */
+#define BP_DIRECT_MISSES_SPIN 64 /* spin, hybrid's poll window: a miss is the pass's poll */
+#define BP_DIRECT_MISSES_NAPI 8  /* napi: a miss is one syscall more before the wait */
+/* bp_conn_direct_rearm - c is expected to have bytes again (they came, or it sent). */
+static inline void bp_conn_direct_rearm(struct bp_conn *c)
+{
+	c->direct_misses = 0;
+}
+/* bp_conn_direct_candidate - may the loop read c directly under a bound of max misses? */
+static inline bool bp_conn_direct_candidate(const struct bp_conn *c, uint32_t max)
+{
+	return c->direct_misses < max;
+}
+/*
+ * bp_conn_read_direct - the loop reads c before asking the backend: one pass of the
+ * readiness read. busy_usecs > 0: SO_BUSY_POLL is set on it first (once), so the read
+ * itself busy-polls the NAPI; a socket that refuses it (EPERM without CAP_NET_ADMIN
+ * above net.core.busy_read) is never read directly again. Returns true when it found
+ * bytes or the end; false when c cannot be read directly or nothing was there (a miss,
+ * counted on c).
  */
 bool bp_conn_read_direct(struct bp_conn *c, uint32_t busy_usecs);
 /* Close without callback and queue for freeing (loop destroy). */

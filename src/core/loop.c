@@ -157,47 +157,70 @@ static void loop_dispatch(struct bp_loop *loop)
 }
 
 /*
- * Direct reads (mode key direct, on by default for epoll:spin and epoll:napi): with
- * at most DIRECT_MAX_CONNS live connections, read each of them (MSG_DONTWAIT; napi:
- * with SO_BUSY_POLL, so the read busy-polls) before asking epoll, which saves the
- * epoll_wait on the critical path. Bounds: after DIRECT_MAX_MISSES passes in a row
- * that find nothing the loop only asks epoll, until epoll brings work again (the
- * reads stopped paying: an idle loop costs no extra recv per wait); and never
- * more than DIRECT_MAX_RUN iterations in a row without asking epoll, so listeners,
- * the wake fd, writable events and every other connection are still served.
+ * Direct reads (mode key direct, on by default for epoll:spin and epoll:hybrid): with at
+ * most DIRECT_MAX_CONNS live connections, the loop reads those expected to have bytes
+ * (core/internal.h: bp_conn_direct_candidate; MSG_DONTWAIT; napi: with SO_BUSY_POLL, so
+ * the read busy-polls once) before asking epoll, which takes the epoll_wait off the
+ * critical path. Where the wait would not sleep (spin, hybrid's poll window) a pass of
+ * reads that finds nothing is the pass's poll, as the floor's recv spin is; under napi
+ * it is followed by the wait, which busy polls and sleeps. Bounds: a connection whose
+ * reads missed its policy's bound in a row is read only through epoll until bytes come
+ * or it sends (an idle connection is never read directly, so it costs nothing); never
+ * more than DIRECT_MAX_RUN passes in a row without asking epoll, so listeners, the wake
+ * fd, writable events and every other connection are still served; and never
+ * epoll:suspend, whose IRQ suspension lives on epoll_wait finding the events (napi.rst).
  * Timers run on every iteration either way.
  */
 #define DIRECT_MAX_CONNS 4
-#define DIRECT_MAX_MISSES 8
 #define DIRECT_MAX_RUN 16
 
+/* What a pass of direct reads did. */
+enum direct_pass { DIRECT_OFF, DIRECT_SERVED, DIRECT_MISSED_POLL, DIRECT_MISSED_WAIT };
+
 /*
- * loop_read_direct - one pass of direct reads. Returns true when it served a
- * connection and the backend's wait may be skipped this iteration; false when the
- * loop must ask the backend (direct reads off, not paying, or the run is over).
+ * loop_read_direct - one pass of direct reads before a wait of timeout_ns. DIRECT_SERVED:
+ * bytes came, skip the backend's wait; DIRECT_MISSED_POLL: nothing came and the pass
+ * stands for a poll (skip the wait, count it as one); DIRECT_MISSED_WAIT: nothing came,
+ * wait now; DIRECT_OFF: nothing was read (off, not paying, or the run is over).
  */
-static bool loop_read_direct(struct bp_loop *loop)
+static enum direct_pass loop_read_direct(struct bp_loop *loop, int64_t timeout_ns)
 {
 	const struct bp_mode *m = &loop->bl.mode;
 	struct bp_conn *cand[DIRECT_MAX_CONNS];
-	bool hit = false, flush = false;
-	size_t n = 0;
+	bool hit = false, flush = false, polls;
+	uint32_t max;
+	size_t n = 0, live = 0;
 
-	if (m->direct_off || loop->be->completion ||
-	    (m->policy != BP_POLICY_SPIN && m->policy != BP_POLICY_NAPI))
-		return false;
-	/* misses: off until the backend's wait brings work again (bp_loop_iterate resets) */
-	if (loop->direct_misses >= DIRECT_MAX_MISSES)
-		return false;
+	if (m->direct_off || loop->be->completion)
+		return DIRECT_OFF;
+	switch (m->policy) {
+	case BP_POLICY_SPIN:
+		polls = true;
+		break;
+	case BP_POLICY_HYBRID: /* only in its poll window: a miss before a sleep is a syscall more */
+		if (timeout_ns != 0)
+			return DIRECT_OFF;
+		polls = true;
+		break;
+	case BP_POLICY_NAPI:
+		polls = false;
+		break;
+	default:
+		return DIRECT_OFF;
+	}
 	if (loop->direct_run >= DIRECT_MAX_RUN) {
 		loop->direct_run = 0;
-		return false;
+		return DIRECT_OFF;
 	}
+	max = polls ? BP_DIRECT_MISSES_SPIN : BP_DIRECT_MISSES_NAPI;
 	for (struct bp_conn *c = loop->conns; c; c = c->next) {
-		if (n == DIRECT_MAX_CONNS)
-			return false; /* many connections: epoll's one call beats n reads */
-		cand[n++] = c;
+		if (++live > DIRECT_MAX_CONNS)
+			return DIRECT_OFF; /* many connections: epoll's one call beats n reads */
+		if (bp_conn_direct_candidate(c, max))
+			cand[n++] = c;
 	}
+	if (!n)
+		return DIRECT_OFF;
 	/* the callbacks may close or open connections: the dead stay allocated until reaping */
 	for (size_t i = 0; i < n; i++) {
 		if (bp_conn_read_direct(cand[i], m->policy == BP_POLICY_NAPI ? m->busy_usecs : 0))
@@ -205,14 +228,13 @@ static bool loop_read_direct(struct bp_loop *loop)
 		if (!cand[i]->io.dead && bp_sendq_len(&cand[i]->sq))
 			flush = true;
 	}
-	if (!hit) {
-		loop->direct_misses++;
-		return false;
-	}
-	loop->direct_misses = 0;
+	if (!hit && !polls)
+		return DIRECT_MISSED_WAIT;
 	loop->direct_run++;
 	/* bytes waiting for EPOLLOUT need the backend's wait */
-	return !flush;
+	if (flush)
+		return hit ? DIRECT_OFF : DIRECT_MISSED_WAIT;
+	return hit ? DIRECT_SERVED : DIRECT_MISSED_POLL;
 }
 
 int bp_loop_run_once(struct bp_loop *loop, int64_t timeout_us)
@@ -230,11 +252,30 @@ int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
 		timeout_ns = 0;
 	loop->bl.nev = 0;
 	t0 = loop->now_ns = bp_now_ns();
+	if (loop->direct_miss_ns) { /* the last pass's reads stood for a poll that found nothing */
+		loop->bl.ctr.poll_ns += t0 - loop->direct_miss_ns;
+		loop->direct_miss_ns = 0;
+	}
 	/* a direct read's callbacks see the time of this pass, as after a wait */
-	if (loop_read_direct(loop)) {
+	switch (loop_read_direct(loop, timeout_ns)) {
+	case DIRECT_SERVED:
 		loop->last_activity_ns = t0;
 		n = 1;
 		goto after_dispatch;
+	case DIRECT_MISSED_POLL:
+		loop->bl.ctr.waits++;
+		loop->bl.ctr.empty_polls++;
+		loop->direct_miss_ns = t0;
+		n = 0;
+		goto after_dispatch;
+	case DIRECT_MISSED_WAIT:
+		/* the reads were a poll, not part of what the wait may sleep */
+		t1 = loop->now_ns = bp_now_ns();
+		loop->bl.ctr.poll_ns += t1 - t0;
+		t0 = t1;
+		break;
+	case DIRECT_OFF:
+		break;
 	}
 	n = loop->be->wait(&loop->bl, timeout_ns);
 	t1 = loop->now_ns = bp_now_ns();
@@ -250,7 +291,6 @@ int bp_loop_iterate(struct bp_loop *loop, int64_t timeout_ns)
 	if (n == 0) {
 		loop->bl.ctr.empty_polls++;
 	} else {
-		loop->direct_misses = 0; /* work came: direct reads may pay again */
 		if (timeout_ns != 0)
 			loop->bl.ctr.wakeups++;
 		loop->last_activity_ns = t1;

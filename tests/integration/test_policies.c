@@ -32,7 +32,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
@@ -263,54 +269,99 @@ static void post_flag(struct bp_loop *loop, void *arg)
 }
 
 /*
- * Direct reads (core/loop.c): one hot connection that always has bytes, three idle
- * ones and a timer. The hot one is read directly (counted when on, never when
- * direct=0), and still the idle ones' bytes and the timer are served: the run bound
- * sends the loop back to epoll.
+ * Direct reads (core/loop.c). Bounds, each checked on its own:
+ * - an idle connection (nothing came, nothing sent) is never read directly;
+ * - one that got a byte is read directly at most its policy's bound of misses in a
+ *   row, then only through epoll (it costs nothing for ever after);
+ * - a hot connection read directly never keeps epoll from the rest: idle connections'
+ *   bytes, a new connection on a listener, posted work (the wake fd) and a timer are all
+ *   served beside it (the run bound);
+ * - napi: SO_BUSY_POLL is set on a connection read directly, so its read busy polls;
+ * - with more than 4 connections nothing is read directly.
  */
-static void direct_reads(const char *text, bool on)
+#define DIRECT_IDLE 3
+
+static void accept_flag(struct bp_listener *l, int fd, void *arg)
+{
+	*(int *)arg = fd;
+}
+
+static int busy_poll_of(int fd)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	BPT_CHECK(getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &v, &l) == 0, "getsockopt(SO_BUSY_POLL): %s",
+		  strerror(errno));
+	return v;
+}
+
+/* run_idle - n passes that find nothing (timeout 0); returns the direct reads they tried. */
+static uint64_t run_idle(struct bp_loop *loop, int n, const char *text)
+{
+	uint64_t before = bp_loop_counters(loop)->direct_tried;
+
+	for (int i = 0; i < n; i++)
+		BPT_CHECK(bp_loop_run_once(loop, 0) >= 0, "%s: run: %s", text, bp_last_error());
+	return bp_loop_counters(loop)->direct_tried - before;
+}
+
+static void direct_reads(const char *text, bool on, int want_busy_poll)
 {
 	struct bp_mode m;
 	struct bp_loop *loop;
-	struct sink s[4] = { 0 };
+	struct bp_conn *hot;
+	struct bp_listener *l;
+	struct sink s[1 + DIRECT_IDLE] = { 0 }, fifth = { 0 };
 	struct bp_timer t = { 0 };
-	int peer[4], mine;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int peer[1 + DIRECT_IDLE], mine, newcomer, accepted = -1;
+	size_t hot_sent = 50; /* byte_in's, each in before it returns */
 	bool fired = false, posted = false, all;
-	uint64_t deadline;
+	uint64_t deadline, tried, later;
 	const struct bp_loop_counters *c;
 
 	if (!bpt_mode_usable(text, &m))
 		return;
 	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i <= DIRECT_IDLE; i++) {
 		tcp_pair(&mine, &peer[i]);
-		BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s[i], NULL) == 0, "%s: adopt: %s", text,
+		BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s[i], i ? NULL : &hot) == 0, "%s: adopt: %s", text,
 			  bp_last_error());
 	}
-	/* nothing comes: the reads stop paying and the loop stops trying them */
-	for (int i = 0; i < 100; i++)
-		BPT_CHECK(bp_loop_run_once(loop, 0) >= 0, "%s: run: %s", text, bp_last_error());
-	c = bp_loop_counters(loop);
-	BPT_CHECK(c->direct_tried <= 4 * 8, "%s: %llu direct reads tried in 100 idle passes over 4 connections: "
-		  "the miss bound (8 passes) never sent the loop back to epoll alone", text,
-		  (unsigned long long)c->direct_tried);
+	BPT_CHECK(bp_listener_create(loop, (struct sockaddr *)&a, sizeof(a), accept_flag, &accepted, &l) == 0,
+		  "%s: listener: %s", text, bp_last_error());
+
+	/* idle connections, nothing in or out: never read directly */
+	tried = run_idle(loop, 100, text);
+	BPT_CHECK(tried == 0, "%s: %llu direct reads tried in 100 passes over %d connections that never had a "
+		  "byte: idle connections are read directly", text, (unsigned long long)tried, 1 + DIRECT_IDLE);
+
+	/* the hot one: a byte on every pass, and still the rest is served */
 	for (int i = 0; i < 50; i++)
 		byte_in(loop, peer[0], &s[0], text);
-	for (int i = 1; i < 4; i++)
+	for (int i = 1; i <= DIRECT_IDLE; i++)
 		BPT_CHECK(send(peer[i], "y", 1, 0) == 1, "send: %s", strerror(errno));
+	a.sin_port = htons(bp_listener_port(l));
+	newcomer = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	BPT_CHECK(newcomer >= 0 && connect(newcomer, (struct sockaddr *)&a, sizeof(a)) == 0, "connect: %s",
+		  strerror(errno));
 	BPT_CHECK(bp_timer_start(loop, &t, 1000, timer_flag, &fired) == 0, "timer");
 	/* posted work comes through the wake fd, which only epoll reports */
 	BPT_CHECK(bp_loop_post(loop, post_flag, &posted) == 0, "post: %s", bp_last_error());
-	deadline = bp_now_ns() + 10000000000ull;
+	deadline = bp_now_ns() + 30000000000ull;
 	do {
-		/* the hot connection has bytes on every pass */
 		BPT_CHECK(send(peer[0], "x", 1, 0) == 1, "send: %s", strerror(errno));
+		hot_sent++;
 		BPT_CHECK(bp_loop_run_once(loop, -1) >= 0, "%s: run: %s", text, bp_last_error());
-		all = fired && posted && s[1].got && s[2].got && s[3].got;
+		all = fired && posted && accepted >= 0;
+		for (int i = 1; i <= DIRECT_IDLE; i++)
+			all = all && s[i].got;
 	} while (!all && bp_now_ns() < deadline);
-	BPT_CHECK(all, "%s: in 10 s beside a hot connection: timer %s, posted work %s, idle connections got "
-		  "%zu %zu %zu bytes: direct reads starved them", text, fired ? "fired" : "never fired",
-		  posted ? "ran" : "never ran", s[1].got, s[2].got, s[3].got);
+	BPT_CHECK(all, "%s: in 30 s beside a hot connection: timer %s, posted work %s, new connection %s, idle "
+		  "connections got %zu %zu %zu bytes: direct reads starved them", text, fired ? "fired" : "never fired",
+		  posted ? "ran" : "never ran", accepted >= 0 ? "accepted" : "never accepted", s[1].got, s[2].got,
+		  s[3].got);
 	c = bp_loop_counters(loop);
 	if (on)
 		BPT_CHECK(c->direct_hit > 0 && c->direct_tried >= c->direct_hit,
@@ -319,11 +370,104 @@ static void direct_reads(const char *text, bool on)
 	else
 		BPT_CHECK(c->direct_tried == 0, "%s: direct=0 yet %llu direct reads tried", text,
 			  (unsigned long long)c->direct_tried);
-	printf("ok   %-40s every connection and the timer served; %llu direct reads tried, %llu hit\n", text,
-	       (unsigned long long)c->direct_tried, (unsigned long long)c->direct_hit);
-	for (int i = 0; i < 4; i++)
+	BPT_CHECK(busy_poll_of(bp_conn_fd(hot)) == want_busy_poll, "%s: SO_BUSY_POLL %d on the hot connection, want %d",
+		  text, busy_poll_of(bp_conn_fd(hot)), want_busy_poll);
+
+	/* every byte of the hot one in first (on a loaded machine loopback may deliver late) */
+	deadline = bp_now_ns() + 30000000000ull;
+	while (s[0].got < hot_sent && bp_now_ns() < deadline)
+		BPT_CHECK(bp_loop_run_once(loop, 1000) >= 0, "%s: run: %s", text, bp_last_error());
+	BPT_CHECK(s[0].got == hot_sent, "%s: the hot connection got %zu of %zu bytes in 30 s", text, s[0].got,
+		  hot_sent);
+	/* all quiet again: a few misses per connection that had bytes, then none for good */
+	tried = run_idle(loop, 600, text);
+	later = run_idle(loop, 600, text);
+	BPT_CHECK(tried <= (1 + DIRECT_IDLE) * 64, "%s: %llu direct reads tried in 600 quiet passes over %d "
+		  "connections: no bound on misses per connection", text, (unsigned long long)tried, 1 + DIRECT_IDLE);
+	BPT_CHECK(later == 0, "%s: still %llu direct reads tried in 600 more quiet passes: connections that stopped "
+		  "paying are read directly for ever", text, (unsigned long long)later);
+	printf("ok   %-40s every connection, a new one, posted work and the timer served; %llu direct reads tried, "
+	       "%llu hit, %llu when quiet then none; SO_BUSY_POLL %d\n", text,
+	       (unsigned long long)c->direct_tried, (unsigned long long)c->direct_hit, (unsigned long long)tried,
+	       want_busy_poll);
+
+	/* a fifth connection: epoll's one call beats five reads, none is read directly */
+	BPT_CHECK(bp_conn_adopt(loop, accepted, &sink_ops, &fifth, NULL) == 0, "%s: adopt: %s", text,
+		  bp_last_error());
+	tried = c->direct_tried;
+	for (int i = 0; i < 50; i++)
+		byte_in(loop, peer[0], &s[0], text);
+	BPT_CHECK(c->direct_tried == tried, "%s: %llu direct reads tried over 5 connections", text,
+		  (unsigned long long)(c->direct_tried - tried));
+	printf("ok   %-40s 5 connections: none read directly\n", text);
+	close(newcomer);
+	for (int i = 0; i <= DIRECT_IDLE; i++)
 		close(peer[i]);
 	bp_loop_destroy(loop);
+}
+
+/*
+ * refuse_busy_poll - from now on this thread's setsockopt(SOL_SOCKET, SO_BUSY_POLL) fails
+ * with EPERM, as kernels before 6.18 refuse it without CAP_NET_ADMIN above
+ * net.core.busy_read (this one lets anybody set it): a seccomp filter.
+ */
+static void refuse_busy_poll(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setsockopt, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SOL_SOCKET, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SO_BUSY_POLL, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	BPT_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0,
+		  "seccomp filter: %s", strerror(errno));
+}
+
+/*
+ * direct_refused - napi where SO_BUSY_POLL is refused: a read would not busy poll, so
+ * the connection is left to epoll, never read directly, and still served. In a child,
+ * which the filter that refuses it stays in.
+ */
+static void direct_refused(const char *text)
+{
+	struct bp_mode m;
+	pid_t pid;
+	int st = 0;
+
+	if (!bpt_mode_usable(text, &m))
+		return;
+	fflush(NULL);
+	pid = fork();
+	BPT_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sink s = { 0 };
+		struct bp_conn *c;
+		struct bp_loop *loop;
+		int mine, peer;
+
+		refuse_busy_poll();
+		BPT_CHECK(bp_loop_create(&loop, &m) == 0, "%s: loop: %s", text, bp_last_error());
+		tcp_pair(&mine, &peer);
+		BPT_CHECK(bp_conn_adopt(loop, mine, &sink_ops, &s, &c) == 0, "%s: adopt: %s", text, bp_last_error());
+		for (int i = 0; i < 50; i++)
+			byte_in(loop, peer, &s, text);
+		BPT_CHECK(busy_poll_of(bp_conn_fd(c)) == 0, "%s: SO_BUSY_POLL %d though refused", text,
+			  busy_poll_of(bp_conn_fd(c)));
+		BPT_CHECK(bp_loop_counters(loop)->direct_tried == 0,
+			  "%s: SO_BUSY_POLL refused, yet %llu direct reads tried: a read that cannot busy poll only "
+			  "delays epoll's", text, (unsigned long long)bp_loop_counters(loop)->direct_tried);
+		printf("ok   %-40s SO_BUSY_POLL refused: 50 bytes served by epoll, none read directly\n", text);
+		fflush(stdout);
+		_exit(0);
+	}
+	BPT_CHECK(waitpid(pid, &st, 0) == pid, "waitpid: %s", strerror(errno));
+	BPT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the unprivileged child failed (status %d)", text, st);
 }
 
 static void hybrid(const char *backend)
@@ -768,14 +912,16 @@ int main(void)
 	blocks("epoll:block");
 	blocks("uring:block");
 	blocks("uring:block,setup=plain");
-	/* direct=0: a direct read would serve the byte without the blocking wait this checks */
-	blocks("epoll:napi,usecs=50,budget=8,direct=0");
+	blocks("epoll:napi,usecs=50,budget=8");
 	blocks("uring:napi,usecs=50");
 	hybrid("epoll");
 	hybrid("uring");
-	direct_reads("epoll:spin", true);
-	direct_reads("epoll:napi,usecs=50", true);
-	direct_reads("epoll:spin,direct=0", false);
+	direct_reads("epoll:spin", true, 0);
+	direct_reads("epoll:napi,usecs=50,direct=1", true, 50);
+	direct_reads("epoll:napi,usecs=50", false, 0); /* napi: off unless asked for */
+	direct_reads("epoll:spin,direct=0", false, 0);
+	direct_reads("epoll:hybrid,period=1000000", true, 0);
+	direct_refused("epoll:napi,usecs=50,direct=1");
 	for (size_t i = 0; i < sizeof(sq_modes) / sizeof(sq_modes[0]); i++)
 		sqpoll(sq_modes[i]);
 

@@ -57,7 +57,13 @@ static void test_interval(void **state)
 	add_helper(&b, 101, "iou-sqp-100", 3000000);   /* 3000 us at the end: 2000 us in between */
 	add_helper(&b, 102, "iou-wrk-100", 500000);    /* born inside: all of its 500 us */
 	add_helper(&a, 103, "iou-wrk-100", 900000);    /* gone by the end: not counted */
+	a.loop.ctr.direct_tried = 7;
+	a.loop.ctr.direct_hit = 3;
+	b.loop.ctr.direct_tried = 47;
+	b.loop.ctr.direct_hit = 33;
 	ev_add_interval(&ev, &a, &b);
+	/* the direct reads of the interval, known from a loop's own counters */
+	assert_true(ev.direct_known && ev.direct_tried == 40 && ev.direct_hit == 30);
 	assert_true(ev.utime_us == 100);
 	assert_true(ev.stime_us == 200 + 2000 + 500);
 	assert_true(ev.helper_cpu_us == 2500);
@@ -126,6 +132,15 @@ static void test_wire(void **state)
 	assert_int_equal(ev_encode(m, &ev), 0);
 	assert_int_equal(ev_decode(m, &d), 0);
 	assert_true(d.sched_known && d.run_delay_ns == 15 && d.steal_us == 16);
+	assert_false(d.direct_known); /* not sent: not known */
+	/* the direct reads travel when they are known */
+	ev.direct_known = true;
+	ev.direct_tried = 17;
+	ev.direct_hit = 12;
+	ctl_msg_init(m, CTL_EVIDENCE);
+	assert_int_equal(ev_encode(m, &ev), 0);
+	assert_int_equal(ev_decode(m, &d), 0);
+	assert_true(d.direct_known && d.direct_tried == 17 && d.direct_hit == 12);
 	/* a message without the evidence's fields does not pass for evidence */
 	ctl_msg_init(m, CTL_EVIDENCE);
 	ctl_put_text(m, CTL_T_MODE, "epoll:block");
@@ -151,6 +166,20 @@ static void test_emit(void **state)
 	assert_non_null(strstr(buf, "\"syscalls_per_io\": null")); /* no units: no figure */
 	assert_non_null(strstr(buf, "\"cpu_threads\": \"-\""));
 	assert_null(strstr(buf, "per_rt"));
+	assert_non_null(strstr(buf, "\"direct_tried\": null")); /* a peer that predates them */
+	free(buf);
+	/* known: the counts and per unit */
+	ev.direct_known = true;
+	ev.direct_tried = 8;
+	ev.direct_hit = 6;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	e = (struct emit){ .kind = EMIT_JSON, .out = f };
+	ev_emit(&e, NULL, &ev, 2, "tx", false);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"direct_tried\": 8"));
+	assert_non_null(strstr(buf, "\"direct_hit_per_tx\": 3"));
 	free(buf);
 	/* the csv header has the same columns whether the side is there or null */
 	{

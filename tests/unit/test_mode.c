@@ -140,12 +140,17 @@ static void test_defaults_epoll(void **state)
 	assert_false(m.direct_off); /* direct reads are on by default where they help */
 	m = parse_ok("epoll:spin,direct=0");
 	assert_true(m.direct_off); /* direct=0 turns them off */
-	m = parse_ok("epoll:napi,direct=0");
-	assert_true(m.direct_off);
+	m = parse_ok("epoll:napi");
+	assert_true(m.direct_off); /* napi: off by default, measured not to pay (epoll_modes.c) */
+	m = parse_ok("epoll:napi,direct=1");
+	assert_false(m.direct_off);
 
 	m = parse_ok("epoll:hybrid");
 	assert_int_equal(m.policy, BP_POLICY_HYBRID);
 	assert_int_equal(m.period_us, 30); /* about one wake-up on the test bed (docs/rate.md) */
+	assert_false(m.direct_off); /* in its poll window hybrid reads directly, as spin does */
+	m = parse_ok("epoll:hybrid,direct=0");
+	assert_true(m.direct_off);
 
 	m = parse_ok("epoll:suspend");
 	assert_int_equal(m.policy, BP_POLICY_SUSPEND);
@@ -328,7 +333,8 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll:napi,foo", { "epoll:napi: unknown key 'foo'", "(keys: usecs, budget, prefer, direct)" } },
 	{ "epoll:napi,foo=1", { "epoll:napi: unknown key 'foo'" } },
 	{ "epoll:napi,setup=plain", { "unknown key 'setup'" } },
-	{ "epoll:hybrid,usecs=1", { "epoll:hybrid: unknown key 'usecs'", "(keys: period)" } },
+	{ "epoll:hybrid,usecs=1", { "epoll:hybrid: unknown key 'usecs'", "(keys: period, direct)" } },
+	{ "epoll:suspend,direct=1", { "epoll:suspend: unknown key 'direct'" } },
 	{ "uring:napi,budget=8", { "uring:napi: unknown key 'budget'", "(keys: usecs, prefer, tracking, setup)" } },
 	{ "uring:block,period=5", { "unknown key 'period'", "(keys: setup)" } },
 	{ "epoll:suspend,bogus=1", { "(keys: usecs, budget, defer, gro-flush, suspend)" } },

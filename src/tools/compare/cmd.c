@@ -76,6 +76,8 @@ static void sample_of(struct cmp_sample *s, const struct rr_result *r, const str
 	s->bprx_server_per_tx = v->valid ? per_tx(v->busy_poll_rx, r->transactions) : 0;
 	s->syscalls_client_per_tx = per_tx(c->syscalls, r->transactions);
 	s->syscalls_server_per_tx = v->valid ? per_tx(v->syscalls, r->transactions) : 0;
+	s->direct_hit_client_per_tx = c->direct_known ? per_tx(c->direct_hit, r->transactions) : NAN;
+	s->direct_hit_server_per_tx = v->valid && v->direct_known ? per_tx(v->direct_hit, r->transactions) : NAN;
 	s->client_util = (struct cmp_util){ util(c, c->utime_us), util(c, c->stime_us), util(c, ev_cpu_us(c)) };
 	s->server_util = (struct cmp_util){ util(v, v->utime_us), util(v, v->stime_us), util(v, ev_cpu_us(v)) };
 	s->queued_pct = 100 * per_tx(r->queued, r->transactions);

@@ -73,6 +73,7 @@ struct cmp_sample {
 	double client_cpu_us_per_tx, server_cpu_us_per_tx;
 	double bprx_client_per_tx, bprx_server_per_tx;
 	double syscalls_client_per_tx, syscalls_server_per_tx;
+	double direct_hit_client_per_tx, direct_hit_server_per_tx; /* NAN: not known (an older peer) */
 	double queued_pct, late_pct;
 	uint64_t transactions;
 	int served_client, served_server; /* NAPI ids each side's sockets were served by (-1 not known) */
@@ -108,6 +109,7 @@ struct cmp_cell {
 	double client_cpu_us_per_tx, server_cpu_us_per_tx;
 	double bprx_client_per_tx, bprx_server_per_tx;
 	double syscalls_client_per_tx, syscalls_server_per_tx;
+	double direct_hit_client_per_tx, direct_hit_server_per_tx; /* reads before the wait that found bytes */
 	uint64_t transactions;     /* of the median run */
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under EV_PROOF_MIN BusyPollRxPackets/tx */

@@ -336,6 +336,8 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_double(e, "server_cpu_us_per_tx", c->server_cpu_us_per_tx);
 	em_double(e, "client_syscalls_per_tx", c->syscalls_client_per_tx);
 	em_double(e, "server_syscalls_per_tx", c->syscalls_server_per_tx);
+	em_double(e, "client_direct_hit_per_tx", c->direct_hit_client_per_tx);
+	em_double(e, "server_direct_hit_per_tx", c->direct_hit_server_per_tx);
 	em_double(e, "client_busy_poll_rx_per_tx", c->bprx_client_per_tx);
 	em_double(e, "server_busy_poll_rx_per_tx", c->bprx_server_per_tx);
 	em_bool(e, "client_busy_polls", c->busy_poll_mode_client);

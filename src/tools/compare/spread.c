@@ -62,6 +62,15 @@ void cmp_cell_fill(struct cmp_cell *c)
 	MEDIAN_OF(bprx_server_per_tx);
 	MEDIAN_OF(syscalls_client_per_tx);
 	MEDIAN_OF(syscalls_server_per_tx);
+	/* not known in any run (NAN): not known in the cell */
+	MEDIAN_OF(direct_hit_client_per_tx);
+	MEDIAN_OF(direct_hit_server_per_tx);
+	for (int i = 0; i < n; i++) {
+		if (isnan(c->sample[i].direct_hit_client_per_tx))
+			c->direct_hit_client_per_tx = NAN;
+		if (isnan(c->sample[i].direct_hit_server_per_tx))
+			c->direct_hit_server_per_tx = NAN;
+	}
 	MEDIAN_OF(queued_pct);
 	MEDIAN_OF(late_pct);
 #undef MEDIAN_OF

@@ -117,6 +117,8 @@ enum ctl_tag {
 	CTL_T_EV_THR_STIME_US,  /* in a THREAD record: its system CPU (optional, with UTIME) */
 	CTL_T_EV_RUN_DELAY_NS,  /* loop threads' run-queue wait (optional: older peers lack it) */
 	CTL_T_EV_STEAL_US,      /* steal on their CPUs (optional, with RUN_DELAY_NS) */
+	CTL_T_EV_DIRECT_TRIED,  /* the loops' direct reads tried (optional: older peers lack it) */
+	CTL_T_EV_DIRECT_HIT,    /* of those, the ones that found bytes (optional, with TRIED) */
 	/* rr */
 	CTL_T_RR_REQUEST_SIZE = 96,
 	CTL_T_RR_RESPONSE_SIZE,

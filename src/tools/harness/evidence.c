@@ -162,6 +162,9 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 	ev->wakeups += sub0(y->ctr.wakeups, x->ctr.wakeups);
 	ev->waits += sub0(y->ctr.waits, x->ctr.waits);
 	ev->completions += sub0(y->ctr.completions, x->ctr.completions);
+	ev->direct_known = true; /* a loop's own counters: always there */
+	ev->direct_tried += sub0(y->ctr.direct_tried, x->ctr.direct_tried);
+	ev->direct_hit += sub0(y->ctr.direct_hit, x->ctr.direct_hit);
 	name_thread(ev, &own);
 	/* the machine's share: known only while every loop thread's is (a thread that moved
 	 * CPU counts no steal: its two readings are of different CPUs) */
@@ -249,6 +252,9 @@ void ev_add(struct evidence *acc, const struct evidence *x)
 	acc->sched_known = (empty || acc->sched_known) && x->sched_known;
 	acc->run_delay_ns += x->run_delay_ns;
 	acc->steal_us += x->steal_us;
+	acc->direct_known = (empty || acc->direct_known) && x->direct_known;
+	acc->direct_tried += x->direct_tried;
+	acc->direct_hit += x->direct_hit;
 	for (uint32_t i = 0; i < x->n_napi_ids; i++)
 		ev_add_napi(acc, x->napi_ids[i]);
 	for (uint32_t i = 0; i < x->nthr; i++)
@@ -363,6 +369,22 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 	snprintf(name, sizeof(name), "context_switches_per_%s", unit);
 	em_double(e, name, ev_per(ev->nvcsw + ev->nivcsw, units));
 	em_u64(e, "helper_cpu_us", ev->helper_cpu_us);
+	/* direct reads before the wait: tried and hit, per unit; null from a peer that predates them */
+	if (ev->direct_known) {
+		em_u64(e, "direct_tried", ev->direct_tried);
+		em_u64(e, "direct_hit", ev->direct_hit);
+		snprintf(name, sizeof(name), "direct_tried_per_%s", unit);
+		em_double(e, name, ev_per(ev->direct_tried, units));
+		snprintf(name, sizeof(name), "direct_hit_per_%s", unit);
+		em_double(e, name, ev_per(ev->direct_hit, units));
+	} else {
+		em_null(e, "direct_tried");
+		em_null(e, "direct_hit");
+		snprintf(name, sizeof(name), "direct_tried_per_%s", unit);
+		em_null(e, name);
+		snprintf(name, sizeof(name), "direct_hit_per_%s", unit);
+		em_null(e, name);
+	}
 	ev_threads_text(ev, threads, sizeof(threads));
 	em_string(e, "cpu_threads", threads, sizeof(threads));
 	em_begin(e, "cpu_util_pct", false);
@@ -410,6 +432,10 @@ int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 		ctl_put_u64(m, CTL_T_EV_RUN_DELAY_NS, ev->run_delay_ns);
 		ctl_put_u64(m, CTL_T_EV_STEAL_US, ev->steal_us);
 	}
+	if (ev->direct_known) {
+		ctl_put_u64(m, CTL_T_EV_DIRECT_TRIED, ev->direct_tried);
+		ctl_put_u64(m, CTL_T_EV_DIRECT_HIT, ev->direct_hit);
+	}
 	return m->overflow ? -ENOSPC : 0;
 }
 
@@ -436,6 +462,11 @@ int ev_decode(const struct ctl_msg *m, struct evidence *ev)
 			  !ctl_get_u64(m, CTL_T_EV_STEAL_US, &ev->steal_us);
 	if (!ev->sched_known)
 		ev->run_delay_ns = ev->steal_us = 0;
+	ev->direct_known = !ctl_get_u64(m, CTL_T_EV_DIRECT_TRIED, &ev->direct_tried) &&
+			   !ctl_get_u64(m, CTL_T_EV_DIRECT_HIT, &ev->direct_hit) &&
+			   ev->direct_hit <= ev->direct_tried;
+	if (!ev->direct_known)
+		ev->direct_tried = ev->direct_hit = 0;
 	ctl_iter_body(&it, m);
 	while (ctl_next(&it, &tag, &val, &len)) {
 		if (tag == CTL_T_EV_NAPI_ID) {

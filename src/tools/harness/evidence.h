@@ -95,6 +95,10 @@ struct evidence {
 	bool sched_known;
 	uint64_t run_delay_ns;    /* loop threads' run-queue wait, summed */
 	uint64_t steal_us;        /* steal on the loop threads' CPUs, summed per thread */
+	/* the loops' direct reads (core/loop.c; bp_loop_counters): optional on the wire, so a
+	 * peer that predates them leaves them not known (direct_known false, json null) */
+	bool direct_known;
+	uint64_t direct_tried, direct_hit;
 };
 
 /*
