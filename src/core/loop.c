@@ -304,6 +304,12 @@ bool bp_loop_stopping(const struct bp_loop *loop)
 
 const struct bp_mode *bp_loop_mode(const struct bp_loop *loop) { return &loop->bl.mode; }
 const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { return &loop->bl.ctr; }
+
+int bp_loop_xsk_info(const struct bp_loop *loop, struct bp_xsk_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	return loop->be->pkt_info ? loop->be->pkt_info(&loop->bl, out) : -ENOENT;
+}
 void *bp_loop_data(const struct bp_loop *loop) { return loop->user; }
 void bp_loop_set_data(struct bp_loop *loop, void *data) { loop->user = data; }
 uint64_t bp_loop_now_ns(const struct bp_loop *loop) { return loop->now_ns; }
@@ -382,4 +388,6 @@ void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *
 		s->nivcsw = (uint64_t)ru.ru_nivcsw;
 	}
 	s->ctr = loop->bl.ctr;
+	if (loop->be->pkt_counters)
+		loop->be->pkt_counters(&loop->bl, &s->ctr);
 }
