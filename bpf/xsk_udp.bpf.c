@@ -33,7 +33,7 @@ struct {
 	__type(value, __u32);
 } bp_xsks SEC(".maps");
 
-/* destination port (network order) -> the queue its socket is bound to */
+/* destination port (network order) -> the queue its socket is bound to (BP_XDP_QUEUE_NONE: not yet) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BP_XDP_MAX_PORTS);
@@ -73,6 +73,13 @@ int bp_xsk_udp(struct xdp_md *ctx)
 			return XDP_PASS;
 		udp = (void *)(ip6 + 1);
 	} else {
+		/* ARP and the rest: counted (the owner map is the program's own this way,
+		 * so it lives as long as the program does) and passed. */
+		__u32 zero = 0;
+		struct bp_xdp_owner *o = bpf_map_lookup_elem(&bp_owner, &zero);
+
+		if (o)
+			__sync_fetch_and_add(&o->passed_not_ip, 1);
 		return XDP_PASS;
 	}
 	if ((void *)(udp + 1) > end)

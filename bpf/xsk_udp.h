@@ -13,6 +13,7 @@
 #define BP_XDP_MAX_QUEUES 64
 #define BP_XDP_MAX_PORTS 64
 #define BP_XDP_MAX_NAPI 4
+#define BP_XDP_QUEUE_NONE 0xffffffffu /* a port claimed, its frames still passed to the kernel */
 
 /* One NAPI whose settings the run changed, as they were before. */
 struct bp_xdp_napi_saved {
@@ -27,6 +28,7 @@ struct bp_xdp_owner {
 	__u32 pad;
 	__u64 start_time;            /* the owner's start time (/proc/PID/stat field 22): a reused pid is not it */
 	struct bp_xdp_napi_saved napi[BP_XDP_MAX_NAPI];
+	__u64 passed_not_ip;         /* frames neither IPv4 nor IPv6 (ARP, ...) passed to the kernel */
 };
 
 #endif

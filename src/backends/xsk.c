@@ -19,6 +19,14 @@
  * socket's NAPI for usecs (napi: EPIOCSPARAMS on the set, and SO_BUSY_POLL,
  * SO_BUSY_POLL_BUDGET, SO_PREFER_BUSY_POLL on the socket for its sendto kicks).
  * The kernel is kicked (sendto, recvfrom) only when a ring's need_wakeup flag asks.
+ *
+ * A conn's first datagram takes the kernel's path to its socket (the XDP program
+ * passes its port until then): its NAPI id names the NAPI the socket's frames are
+ * served by. Linux 6.13 on gives an AF_XDP socket a NAPI id only when bound
+ * zero-copy, so in copy mode (veth) the conn's socket, in the epoll set, is what
+ * lets epoll busy-poll that NAPI (xsk:napi), and what prefer's per-NAPI settings
+ * go to. Datagrams that reach the socket later (another queue, a frame the
+ * program passed) are read from it too: nothing of the conn's is lost.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -26,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,7 +54,6 @@
 #define RX_BATCH 64
 #define MAC_CACHE 16
 #define EPOLL_EVERY 16          /* passes between looks at the epoll set while the rings have the loop's attention */
-#define NAPI_PROBES 16          /* bursts on which to ask the socket's NAPI id */
 #define NEIGH_TIMEOUT_MS 3000   /* a connected conn's peer: how long its MAC may take to resolve */
 
 /* One datagram conn the rings carry. */
@@ -53,6 +61,7 @@ struct xsk_port {
 	struct bp_io *io;                 /* NULL: a free slot */
 	uint16_t port;                    /* host order */
 	bool connected, want_write, posted;
+	bool learned;                     /* a datagram came through the socket: the port is redirected */
 	struct sockaddr_storage local, peer;
 	uint8_t peer_mac[6];
 	uint64_t q_addr[PORT_QLEN];       /* frames waiting to be read, umem offsets */
@@ -74,7 +83,6 @@ struct xsk_backend {
 	} macs[MAC_CACHE];                /* the source MACs of recent requests, for replies */
 	unsigned mac_next;
 	uint32_t napi_id;
-	unsigned napi_probes;
 	bp_napi_settings napi_was;        /* what the NAPI had before prefer changed it */
 	bool napi_changed;
 	unsigned passes;
@@ -180,23 +188,18 @@ static void mac_learn(struct xsk_backend *x, const struct sockaddr_storage *ip, 
 	memcpy(x->macs[i].mac, mac, 6);
 }
 
-/* probe_napi - the NAPI the socket is served by, once frames came; prefer's settings on it. */
-static void probe_napi(struct bp_backend_loop *bl, struct xsk_backend *x)
+/* napi_learned - the NAPI the conns' frames come from is known: prefer's settings on it. */
+static void napi_learned(struct bp_backend_loop *bl, struct xsk_backend *x, uint32_t id)
 {
 	const struct bp_mode *m = &bl->mode;
 	bp_napi_settings s = { 0 };
-	uint32_t id = 0;
 
-	if (x->napi_id || x->napi_probes >= NAPI_PROBES)
-		return;
-	x->napi_probes++;
-	bl->ctr.syscalls++;
-	if (bp_sock_napi_id(x->sk.fd, &id) || !id)
+	if (x->napi_id || !id)
 		return;
 	x->napi_id = id;
 	if (m->policy != BP_POLICY_NAPI || !m->prefer)
 		return;
-	/* Noted where a killed run's successor finds it before it is changed. */
+	/* Noted where a killed run's successor finds it, before it is changed. */
 	if (bp_napi_get(id, &x->napi_was) || bp_xdp_napi_saved(x->xdp, id, &x->napi_was))
 		return;
 	s.defer_hard_irqs = BP_XSK_PREFER_DEFER;
@@ -204,6 +207,21 @@ static void probe_napi(struct bp_backend_loop *bl, struct xsk_backend *x)
 	s.has = BP_NAPI_HAS_DEFER | BP_NAPI_HAS_GRO_FLUSH;
 	bl->ctr.syscalls++;
 	x->napi_changed = bp_napi_set(id, &s) == 0;
+}
+
+/* learn - p's first datagram came through its socket: its NAPI is known; redirect the port now. */
+static int learn(struct bp_backend_loop *bl, struct xsk_backend *x, struct xsk_port *p, int fd)
+{
+	uint32_t id = 0;
+	int ret;
+
+	bl->ctr.syscalls++;
+	if (!bp_sock_napi_id(fd, &id))
+		napi_learned(bl, x, id);
+	ret = bp_xdp_port_set(x->xdp, p->port, x->sk.queue);
+	if (!ret)
+		p->learned = true;
+	return ret;
 }
 
 /* rx_burst - frames off the rx ring onto their conns' queues; the rest counted and recycled. */
@@ -236,7 +254,6 @@ static void rx_burst(struct bp_backend_loop *bl, struct xsk_backend *x)
 		bl->ctr.pkt_rx++;
 	}
 	xsk_ring_cons__release(&x->sk.rx, n);
-	probe_napi(bl, x);
 }
 
 /* post - READABLE for each conn with frames waiting, WRITABLE for one that asked and can send. */
@@ -272,8 +289,22 @@ static ssize_t xsk_pkt_recv(struct bp_backend_loop *bl, struct bp_io *io, void *
 	uint64_t e, addr;
 	size_t n;
 
-	if (p->q_head == p->q_tail)
-		return -EAGAIN;
+	if (p->q_head == p->q_tail) {
+		/* Nothing from the ring: the socket's own datagrams (the first, or strays). */
+		ssize_t r;
+
+		bl->ctr.syscalls++;
+		r = recvfrom(io->fd, buf, cap, MSG_DONTWAIT, (struct sockaddr *)from, fromlen);
+		if (r < 0)
+			return -errno;
+		if (!p->learned) {
+			int ret = learn(bl, x, p, io->fd);
+
+			if (ret)
+				return ret;
+		}
+		return r;
+	}
 	e = p->q_addr[p->q_head++ % PORT_QLEN];
 	addr = e & 0xffffffffu;
 	/* It parsed when it came; the frame has not moved since. */
@@ -442,7 +473,10 @@ static int xsk_pkt_add(struct bp_backend_loop *bl, struct bp_io *io)
 		if (ret)
 			return ret;
 	}
-	ret = bp_xdp_port_add(x->xdp, p->port, x->sk.queue);
+	/* Claimed now, redirected once the first datagram came through the socket (learn). */
+	ret = bp_xdp_port_add(x->xdp, p->port);
+	if (!ret && (ret = bp_backend_epoll.add(bl, io)) != 0)
+		bp_xdp_port_del(x->xdp, p->port);
 	if (ret)
 		return ret;
 	p->io = io;
@@ -539,10 +573,35 @@ static int strip(struct bp_backend_loop *bl, struct xsk_backend *x, int from)
 	return n;
 }
 
+/*
+ * rearm_napi - xsk:napi: give the epoll set its NAPI id back. epoll forgets the id
+ * when a busy poll times out and learns it again only from an event on a socket
+ * that has one; the conns' sockets see no more events once their frames come up
+ * the ring, so after a wait that outlasted the busy poll, one of them goes out of
+ * the set and in again (its insertion records the id).
+ */
+static void rearm_napi(struct bp_backend_loop *bl, struct xsk_backend *x)
+{
+	for (int i = 0; i < XSK_MAX_PORTS; i++) {
+		struct xsk_port *p = &x->ports[i];
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+
+		if (!p->io || !p->learned)
+			continue;
+		ev.data.ptr = p->io;
+		bl->ctr.syscalls += 2;
+		(void)epoll_ctl(x->ep.epfd, EPOLL_CTL_DEL, p->io->fd, NULL);
+		(void)epoll_ctl(x->ep.epfd, EPOLL_CTL_ADD, p->io->fd, &ev);
+		return;
+	}
+}
+
 static int xsk_wait(struct bp_backend_loop *bl, int64_t timeout_ns)
 {
 	struct xsk_backend *x = xb(bl);
+	bool napi = bl->mode.policy == BP_POLICY_NAPI && x->napi_id;
 	int added = 0, n, from;
+	uint64_t t0 = 0;
 
 	for (int i = 0; i < XSK_MAX_PORTS; i++)
 		x->ports[i].posted = false;
@@ -558,9 +617,13 @@ static int xsk_wait(struct bp_backend_loop *bl, int64_t timeout_ns)
 		x->passes = 0;
 	}
 	from = bl->nev;
+	if (napi && timeout_ns != 0)
+		t0 = bp_now_ns();
 	n = bp_backend_epoll.wait(bl, timeout_ns);
 	if (n < 0)
 		return n;
+	if (t0 && bp_now_ns() - t0 > (uint64_t)bl->mode.busy_usecs * 1000)
+		rearm_napi(bl, x);
 	if (x->open) {
 		n -= strip(bl, x, from);
 		rx_burst(bl, x);
@@ -572,16 +635,7 @@ static int xsk_wait(struct bp_backend_loop *bl, int64_t timeout_ns)
 
 static uint32_t xsk_pkt_napi_id(struct bp_backend_loop *bl)
 {
-	struct xsk_backend *x = xb(bl);
-
-	if (x->open && !x->napi_id) {
-		uint32_t id = 0;
-
-		bl->ctr.syscalls++;
-		if (!bp_sock_napi_id(x->sk.fd, &id))
-			x->napi_id = id;
-	}
-	return x->napi_id;
+	return xb(bl)->napi_id;
 }
 
 static void xsk_pkt_counters(const struct bp_backend_loop *bl, struct bp_loop_counters *out)

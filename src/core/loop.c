@@ -183,7 +183,7 @@ static bool loop_read_direct(struct bp_loop *loop)
 	bool hit = false, flush = false;
 	size_t n = 0;
 
-	if (m->direct_off || loop->be->completion ||
+	if (m->direct_off || m->backend != BP_BACKEND_EPOLL ||
 	    (m->policy != BP_POLICY_SPIN && m->policy != BP_POLICY_NAPI))
 		return false;
 	/* misses: off until the backend's wait brings work again (bp_loop_iterate resets) */

@@ -341,8 +341,9 @@ void bp_xdp_release(struct bp_xdp *x)
 	xdp_free(x);
 }
 
-int bp_xdp_port_add(struct bp_xdp *x, uint16_t port, uint32_t queue)
+int bp_xdp_port_add(struct bp_xdp *x, uint16_t port)
 {
+	uint32_t queue = BP_XDP_QUEUE_NONE;
 	uint16_t key = htons(port);
 
 	if (bpf_map_update_elem(x->ports_fd, &key, &queue, BPF_NOEXIST)) {
@@ -351,6 +352,15 @@ int bp_xdp_port_add(struct bp_xdp *x, uint16_t port, uint32_t queue)
 					  port);
 		return bp_err_sys("bpf_map_update_elem(bp_ports)", -errno);
 	}
+	return 0;
+}
+
+int bp_xdp_port_set(struct bp_xdp *x, uint16_t port, uint32_t queue)
+{
+	uint16_t key = htons(port);
+
+	if (bpf_map_update_elem(x->ports_fd, &key, &queue, BPF_EXIST))
+		return bp_err_sys("bpf_map_update_elem(bp_ports)", -errno);
 	return 0;
 }
 

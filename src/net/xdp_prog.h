@@ -33,10 +33,13 @@ int bp_xdp_acquire(int ifindex, struct bp_xdp **out);
 void bp_xdp_release(struct bp_xdp *x);
 
 /*
- * bp_xdp_port_add - redirect UDP frames to port (host order) that arrive on queue
- * to that queue's socket. -EADDRINUSE when another socket here has the port.
+ * bp_xdp_port_add - claim UDP port (host order) on the device; its frames still
+ * pass to the kernel until bp_xdp_port_set. -EADDRINUSE when another socket here
+ * has the port.
  */
-int bp_xdp_port_add(struct bp_xdp *x, uint16_t port, uint32_t queue);
+int bp_xdp_port_add(struct bp_xdp *x, uint16_t port);
+/* bp_xdp_port_set - from now on redirect the port's frames that arrive on queue to its socket. */
+int bp_xdp_port_set(struct bp_xdp *x, uint16_t port, uint32_t queue);
 void bp_xdp_port_del(struct bp_xdp *x, uint16_t port);
 /* bp_xdp_xsk_set - the AF_XDP socket fd of queue (fd < 0: none; frames then pass). */
 int bp_xdp_xsk_set(struct bp_xdp *x, uint32_t queue, int fd);
