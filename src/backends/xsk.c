@@ -13,8 +13,8 @@
  * from the neighbour table.
  *
  * The wait: the rx ring is read first, without a syscall; while it brings work the
- * epoll set is asked only every EPOLL_EVERY passes (spin asks it as seldom when
- * nothing comes), so a spinning loop reads the ring and nothing else. Otherwise
+ * epoll set is asked only every EPOLL_EVERY_NS (spin asks it as seldom when nothing
+ * comes), so a spinning loop reads the ring and little else. Otherwise
  * epoll_wait sleeps with the socket in the set (block), after busy-polling the
  * socket's NAPI for usecs (napi: EPIOCSPARAMS on the set, and SO_BUSY_POLL,
  * SO_BUSY_POLL_BUDGET, SO_PREFER_BUSY_POLL on the socket for its sendto kicks).
@@ -53,7 +53,7 @@
 #define PORT_QLEN 256u          /* frames waiting per conn (a power of two) */
 #define RX_BATCH 64
 #define MAC_CACHE 16
-#define EPOLL_EVERY 16          /* passes between looks at the epoll set while the rings have the loop's attention */
+#define EPOLL_EVERY_NS 20000   /* between looks at the epoll set while the rings have the loop's attention */
 #define NEIGH_TIMEOUT_MS 3000   /* a connected conn's peer: how long its MAC may take to resolve */
 
 /* One datagram conn the rings carry. */
@@ -85,7 +85,7 @@ struct xsk_backend {
 	uint32_t napi_id;
 	bp_napi_settings napi_was;        /* what the NAPI had before prefer changed it */
 	bool napi_changed;
-	unsigned passes;
+	uint64_t epoll_ns;                /* when the epoll set was last asked */
 };
 
 static struct xsk_backend *xb(const struct bp_backend_loop *bl)
@@ -610,11 +610,13 @@ static int xsk_wait(struct bp_backend_loop *bl, int64_t timeout_ns)
 		reap(x);
 		added = post(bl, x);
 		if (added || timeout_ns == 0) {
-			if (++x->passes < EPOLL_EVERY)
+			uint64_t now = bp_now_ns();
+
+			if (now - x->epoll_ns < EPOLL_EVERY_NS)
 				return added;
+			x->epoll_ns = now;
 			timeout_ns = 0;
 		}
-		x->passes = 0;
 	}
 	from = bl->nev;
 	if (napi && timeout_ns != 0)
