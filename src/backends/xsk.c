@@ -452,7 +452,7 @@ static int xsk_pkt_add(struct bp_backend_loop *bl, struct bp_io *io)
 	if (local.ss_family != AF_INET && local.ss_family != AF_INET6)
 		return 0;
 	if (is_any(&local))
-		return bp_err_set(-EDESTADDRREQ, "xsk: the UDP socket is bound to any address; bind it to an "
+		return bp_err_set(-EINVAL, "xsk: the UDP socket is bound to any address; bind it to an "
 				  "address of the device to serve (e.g. --bind ADDR)");
 	if (!x->open && (ret = path_open(bl, x, &local)) != 0)
 		return ret;
