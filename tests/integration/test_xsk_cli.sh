@@ -133,4 +133,25 @@ grep -q "busypoll pingpong: " "$tmp/cli.err" || fail "the client did not say why
 [ -z "$(prog_on a)" ] || fail "the client left XDP program $(prog_on a) on bpva"
 
 run 0 "$BP" testbed down --name "$name"
+
+# ---- compare --udp: the xsk cells with the proof and each side's AF_XDP statistics ----
+run 2 "$BP" compare --modes "xsk:spin"
+said "the xsk modes carry UDP only; add --udp"
+run 0 "$BP" compare --udp --modes "epoll:block;xsk:napi,usecs=64,budget=8;xsk:spin" --flows 1 -l 0.4 --runs 1 \
+	--warmup 0.1 --format json
+cp "$tmp/out" "$tmp/cmp.json"
+for i in 1 2; do
+	m=$(json_get "$tmp/cmp.json" "d['cells'][$i]['client_mode']")
+	for side in client server; do
+		b=$(json_get "$tmp/cmp.json" "(d['cells'][$i]['${side}_xsk'] or {}).get('binding')")
+		[ "$b" = copy ] || fail "compare $m: the $side's AF_XDP binding is '$b', want copy"
+		rx=$(json_get "$tmp/cmp.json" "d['cells'][$i]['${side}_xsk']['frames_rx']")
+		[ "$rx" -gt 0 ] 2>/dev/null || fail "compare $m: no frame came up the $side's ring ($rx)"
+	done
+done
+[ "$(json_get "$tmp/cmp.json" "d['cells'][0]['client_xsk']")" = None ] ||
+	fail "compare epoll:block has an AF_XDP socket"
+bp=$(json_get "$tmp/cmp.json" "d['cells'][1]['server_busy_poll_rx_per_tx']")
+python3 -c "import sys; sys.exit(0 if float('$bp') >= 0.5 else 1)" ||
+	fail "compare xsk:napi: BusyPollRxPackets/tx on the server $bp, want the proof (>= 0.5)"
 bpt_end
