@@ -72,9 +72,14 @@ echo
 echo "== pingpong --matrix (none / client / both), 64 B UDP, $pp_runs runs x 5000 round trips per row"
 "$bp" testbed up --name "$bed" >/dev/null
 addr=$(ip -n "bp-$bed-b" -4 -o addr show dev bpvb | awk '{print $4}' | cut -d/ -f1)
+mkdir -p "$out/agent"
 for m in xsk:block "xsk:napi,usecs=64,budget=8" xsk:spin; do
 	echo "-- $m"
+	echo "   ip netns exec bp-$bed-a $bp pingpong --client $addr --cpus 0 --server-cpus 1 --matrix --mode $m" \
+		"--runs $pp_runs -n 5000 --remote bp-$bed-b --ssh 'ip netns exec' --agent-cmd '$bp agent --stdio ...'"
 	ip netns exec "bp-$bed-a" "$bp" pingpong --client "$addr" --cpus 0 --server-cpus 1 --matrix --mode "$m" \
 		--runs "$pp_runs" -n 5000 --remote "bp-$bed-b" --ssh "ip netns exec" \
-		--agent-cmd "$bp agent --stdio --state-dir $out/agent" -q 2>&1 | sed -n '/^row\|^none\|^client\|^both/p'
+		--agent-cmd "$bp agent --stdio --state-dir $out/agent" -q >"$out/pp.txt" 2>&1 ||
+		echo "   (failed: $(tail -1 "$out/pp.txt"))"
+	sed -n '/client mode/,/^$/p;/AF_XDP/p' "$out/pp.txt"
 done
