@@ -91,26 +91,27 @@ run 1 ip netns exec "bp-$qname-b" "$BP" pingpong --server --bind "$qaddr" --port
 said "bpvb has 2 receive queues and the flows are not steered"
 run 0 "$BP" testbed down --name "$qname"
 
+# prefer_server: an xsk:napi,prefer server in b (its pid in srv) that a client ran against once
+prefer_server() {
+	"${inb[@]}" "$BP" pingpong --server --bind "$addr_b" --port 12871 --cpus 1 --mode xsk:napi,prefer \
+		>"$tmp/srv.out" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	run 0 "${ina[@]}" "$BP" pingpong --client "$addr_b" --port 12871 --cpus 0 --mode epoll:block -n 200 --runs 1 \
+		--warmup-count 10
+	[ "$(napi_defer)" = 2 ] || fail "xsk:napi,prefer did not set defer-hard-irqs 2 on the NAPI: $(napi_defer)"
+}
+
 # ---- xsk:napi,prefer: the NAPI's settings for the run, put back at its end ----
 [ "$(napi_defer)" = 0 ] || die "end b's NAPI starts with defer-hard-irqs $(napi_defer)"
-"${inb[@]}" "$BP" pingpong --server --bind "$addr_b" --port 12871 --cpus 1 --mode xsk:napi,prefer \
-	>"$tmp/srv0.out" 2>&1 &
-srv=$!
-pids+=("$srv")
-run 0 "${ina[@]}" "$BP" pingpong --client "$addr_b" --port 12871 --cpus 0 --mode epoll:block -n 200 --runs 1 --warmup-count 10
-[ "$(napi_defer)" = 2 ] || fail "xsk:napi,prefer did not set defer-hard-irqs 2 on the NAPI: $(napi_defer)"
+prefer_server
 kill -TERM "$srv"
 wait "$srv" 2>/dev/null
 [ "$(napi_defer)" = 0 ] || fail "xsk:napi,prefer left defer-hard-irqs $(napi_defer) after a normal end"
 [ -z "$(prog_on b)" ] || fail "a server ended by SIGTERM left XDP program $(prog_on b)"
 
 # ---- a SIGKILLed server leaves its program and NAPI settings; the next start cleans up ----
-"${inb[@]}" "$BP" pingpong --server --bind "$addr_b" --port 12871 --cpus 1 --mode xsk:napi,prefer \
-	>"$tmp/srv.out" 2>&1 &
-srv=$!
-pids+=("$srv")
-run 0 "${ina[@]}" "$BP" pingpong --client "$addr_b" --port 12871 --cpus 0 --mode epoll:block -n 200 --runs 1 --warmup-count 10
-[ "$(napi_defer)" = 2 ] || fail "xsk:napi,prefer did not set defer-hard-irqs 2 on the NAPI: $(napi_defer)"
+prefer_server
 killed=$(prog_on b)
 [ -n "$killed" ] || fail "no XDP program on bpvb while an xsk server runs"
 kill -KILL "$srv"

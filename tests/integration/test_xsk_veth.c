@@ -42,13 +42,29 @@
 
 static struct bp_testbed tb;
 
+/* What a side's loop says at its end: its counters and its AF_XDP socket. */
+struct end {
+	struct bp_loop_counters ctr;
+	struct bp_xsk_info xi;
+	int xsk;                       /* bp_loop_xsk_info's answer */
+};
+
+/* end_read - a join's teardown: the loop's end, on its thread. */
+static void end_read(struct bp_loop *loop, void *arg)
+{
+	struct end *e = arg;
+	struct bp_loop_snapshot snap;
+
+	bp_loop_snapshot_take(loop, &snap);
+	e->ctr = snap.ctr;
+	e->xsk = bp_loop_xsk_info(loop, &e->xi);
+}
+
 /* ---- the echo server: one UDP socket on b's address ---- */
 
 struct srv {
+	struct end end;                /* first: the teardown reads into it */
 	struct bp_conn *c;
-	struct bp_loop_counters ctr;   /* at the end */
-	struct bp_xsk_info xi;
-	int xsk;                       /* bp_loop_xsk_info's answer */
 };
 
 static size_t srv_recv(struct bp_conn *c, const uint8_t *data, size_t len)
@@ -71,28 +87,16 @@ static int srv_setup(struct bp_loop *loop, void *arg)
 	return bp_conn_adopt(loop, fd, &srv_ops, s, &s->c);
 }
 
-static void srv_teardown(struct bp_loop *loop, void *arg)
-{
-	struct srv *s = arg;
-	struct bp_loop_snapshot snap;
-
-	bp_loop_snapshot_take(loop, &snap);
-	s->ctr = snap.ctr;
-	s->xsk = bp_loop_xsk_info(loop, &s->xi);
-}
-
 /* ---- the client: n datagrams, each checked byte for byte ---- */
 
 struct cli {
+	struct end end;                /* first: the teardown reads into it */
 	uint64_t n, seq, resent, bad;
 	uint64_t deadline;
 	struct bp_conn *c;
 	struct bp_loop *loop;
 	struct bp_timer resend;
 	atomic_int done;               /* 1 all came back, -errno failed */
-	struct bp_loop_counters ctr;
-	struct bp_xsk_info xi;
-	int xsk;
 	uint8_t buf[2048];
 };
 
@@ -176,28 +180,7 @@ static int cli_setup(struct bp_loop *loop, void *arg)
 	return bp_conn_connect(loop, (struct sockaddr *)&a, sizeof(a), SOCK_DGRAM, &cli_ops, k, &k->c);
 }
 
-static void cli_teardown(struct bp_loop *loop, void *arg)
-{
-	struct cli *k = arg;
-	struct bp_loop_snapshot snap;
-
-	bp_loop_snapshot_take(loop, &snap);
-	k->ctr = snap.ctr;
-	k->xsk = bp_loop_xsk_info(loop, &k->xi);
-}
-
 /* ---- the sides ---- */
-
-static uint64_t busy_polled(int side)
-{
-	struct bp_kstats k;
-	int home;
-
-	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, side) == 0, "enter: %s", bp_last_error());
-	BPT_CHECK(bp_kstats_read(&k) == 0, "kstats: %s", bp_last_error());
-	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
-	return k.busy_poll_rx;
-}
 
 /* start_in - a loop thread in side's namespace, on CPU side. */
 static struct bp_loop_thread *start_in(int side, const struct bp_mode *m, bp_loop_setup_fn fn, void *arg)
@@ -223,19 +206,19 @@ static uint32_t prog_on(int side)
 	return id;
 }
 
-static void check_side(const char *who, const struct bp_mode *m, int xsk, const struct bp_xsk_info *xi,
-		       const struct bp_loop_counters *ctr, uint64_t n)
+static void check_side(const char *who, const struct bp_mode *m, const struct end *e, uint64_t n)
 {
 	if (m->backend != BP_BACKEND_XSK) {
-		BPT_CHECK(xsk == -ENOENT, "%s (%s) says it has an AF_XDP socket", who, bp_mode_name(m));
+		BPT_CHECK(e->xsk == -ENOENT, "%s (%s) says it has an AF_XDP socket", who, bp_mode_name(m));
 		return;
 	}
-	BPT_CHECK(xsk == 0, "%s (%s) has no AF_XDP socket", who, bp_mode_name(m));
-	BPT_CHECK(!xi->zerocopy, "%s bound zero-copy on veth", who);
-	BPT_CHECK(xi->prog_id != 0 && xi->napi_id != 0, "%s: prog %u napi %u", who, xi->prog_id, xi->napi_id);
+	BPT_CHECK(e->xsk == 0, "%s (%s) has no AF_XDP socket", who, bp_mode_name(m));
+	BPT_CHECK(!e->xi.zerocopy, "%s bound zero-copy on veth", who);
+	BPT_CHECK(e->xi.prog_id != 0 && e->xi.napi_id != 0, "%s: prog %u napi %u", who, e->xi.prog_id,
+		  e->xi.napi_id);
 	/* all but the first came up the ring (the first names the NAPI through the socket) */
-	BPT_CHECK(ctr->pkt_rx + 1 >= n && ctr->pkt_tx >= n, "%s: %llu frames in, %llu out of %llu", who,
-		  (unsigned long long)ctr->pkt_rx, (unsigned long long)ctr->pkt_tx, (unsigned long long)n);
+	BPT_CHECK(e->ctr.pkt_rx + 1 >= n && e->ctr.pkt_tx >= n, "%s: %llu frames in, %llu out of %llu", who,
+		  (unsigned long long)e->ctr.pkt_rx, (unsigned long long)e->ctr.pkt_tx, (unsigned long long)n);
 }
 
 /* pair - n datagrams from a client in cm to a server in sm, each back byte for byte. */
@@ -253,21 +236,21 @@ static void pair(const char *cm_text, const char *sm_text, uint64_t n)
 		return;
 	}
 	k->n = n;
-	bp0[0] = busy_polled(0);
-	bp0[1] = busy_polled(1);
+	bp0[0] = bpt_testbed_busy_poll_rx(&tb, 0);
+	bp0[1] = bpt_testbed_busy_poll_rx(&tb, 1);
 	st = start_in(1, &sm, srv_setup, &s);
 	ct = start_in(0, &cm, cli_setup, k);
 	BPT_CHECK(BPT_WAIT_UNTIL(atomic_load(&k->done) != 0, 60000), "%s -> %s: %llu of %llu came back", cm_text,
 		  sm_text, (unsigned long long)k->seq, (unsigned long long)n);
-	bp_loop_thread_join(ct, cli_teardown, k);
-	bp_loop_thread_join(st, srv_teardown, &s);
-	bp1[0] = busy_polled(0);
-	bp1[1] = busy_polled(1);
+	bp_loop_thread_join(ct, end_read, &k->end);
+	bp_loop_thread_join(st, end_read, &s.end);
+	bp1[0] = bpt_testbed_busy_poll_rx(&tb, 0);
+	bp1[1] = bpt_testbed_busy_poll_rx(&tb, 1);
 	BPT_CHECK(atomic_load(&k->done) == 1, "%s -> %s: %s after %llu of %llu (%llu bad)", cm_text, sm_text,
 		  strerror(-atomic_load(&k->done)), (unsigned long long)k->seq, (unsigned long long)n,
 		  (unsigned long long)k->bad);
-	check_side("client", &cm, k->xsk, &k->xi, &k->ctr, n);
-	check_side("server", &sm, s.xsk, &s.xi, &s.ctr, n);
+	check_side("client", &cm, &k->end, n);
+	check_side("server", &sm, &s.end, n);
 	if (cm.backend == BP_BACKEND_XSK && cm.policy == BP_POLICY_NAPI)
 		BPT_CHECK(bp1[0] > bp0[0], "client %s: BusyPollRxPackets did not rise", cm_text);
 	if (sm.backend == BP_BACKEND_XSK && sm.policy == BP_POLICY_NAPI)
@@ -331,8 +314,8 @@ static void host_keeps_working(void)
 	BPT_CHECK(prog_on(0) && prog_on(1), "both ends carry their XDP program");
 	tcp_across();
 	BPT_CHECK(!atomic_load(&k->done), "the run stopped: %d", atomic_load(&k->done));
-	bp_loop_thread_join(ct, cli_teardown, k);
-	bp_loop_thread_join(st, srv_teardown, &s);
+	bp_loop_thread_join(ct, end_read, &k->end);
+	bp_loop_thread_join(st, end_read, &s.end);
 	printf("ok   ARP and a TCP connection across the veth work while both ends run xsk:block (%llu echoed meanwhile)\n",
 	       (unsigned long long)k->seq);
 	free(k);
@@ -404,9 +387,9 @@ static void bad_frames(void)
 	BPT_CHECK(atomic_load(&k->done) == 1, "after the bad frames the server stopped echoing: %d",
 		  atomic_load(&k->done));
 	bp_loop_thread_join(ct, NULL, NULL);
-	bp_loop_thread_join(st, srv_teardown, &s);
-	BPT_CHECK(s.ctr.pkt_dropped == 2, "the server counted %llu dropped frames, want 2 (bad checksum, bad length)",
-		  (unsigned long long)s.ctr.pkt_dropped);
+	bp_loop_thread_join(st, end_read, &s.end);
+	BPT_CHECK(s.end.ctr.pkt_dropped == 2, "the server counted %llu dropped frames, want 2 (bad checksum, bad length)",
+		  (unsigned long long)s.end.ctr.pkt_dropped);
 	printf("ok   a bad IP checksum and a bad UDP length are dropped and counted (2), a short frame passed on, "
 	       "the server echoes on\n");
 	free(k);
