@@ -145,6 +145,18 @@ rc=$?
 grep -q "busypoll pingpong: " "$tmp/cli.err" || fail "the client did not say why it stopped: $(cat "$tmp/cli.err")"
 [ -z "$(prog_on a)" ] || fail "the client left XDP program $(prog_on a) on bpva"
 
+# ---- through the agent (b as the other host): pingpong's matrix with xsk:spin on both ends ----
+mkdir -p "$tmp/agent"
+run 0 "${ina[@]}" "$BP" pingpong --client "$addr_b" --cpus 0 --server-cpus 1 --matrix --mode xsk:spin --runs 1 \
+	-n 200 --warmup-count 10 --remote "bp-$name-b" --ssh "ip netns exec" \
+	--agent-cmd "$BP agent --stdio --state-dir $tmp/agent" --format json
+cp "$tmp/out" "$tmp/pp.json"
+[ "$(json_get "$tmp/pp.json" "[r['server_mode'] for r in d['rows']][-1]")" = xsk:spin ] ||
+	fail "the agent's server did not run xsk:spin in the both-ends row: $(head -c 300 "$tmp/pp.json")"
+[ "$(json_get "$tmp/pp.json" "d['rows'][-1]['server']['xsk']['binding']")" = copy ] ||
+	fail "the agent's xsk:spin server reports no copy-mode AF_XDP socket"
+[ -z "$(prog_on b)" ] || fail "the agent's xsk server left XDP program $(prog_on b)"
+
 run 0 "$BP" testbed down --name "$name"
 
 # ---- compare --udp: the xsk cells with the proof and each side's AF_XDP statistics ----
