@@ -12,7 +12,7 @@ set -u
 
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 bpt_require_root "xsk modes need root (XDP programs, AF_XDP sockets, network namespaces)"
-bpt_require ip timeout setpriv prlimit python3
+bpt_require ip ss timeout setpriv prlimit python3
 
 name=x$$
 qname=y$$
@@ -91,12 +91,16 @@ run 1 ip netns exec "bp-$qname-b" "$BP" pingpong --server --bind "$qaddr" --port
 said "bpvb has 2 receive queues and the flows are not steered"
 run 0 "$BP" testbed down --name "$qname"
 
+# listening: the server in b takes control sessions on port 12871
+listening() { [ -n "$("${inb[@]}" ss -Hltn 'sport = :12871' 2>/dev/null)" ]; }
+
 # prefer_server: an xsk:napi,prefer server in b (its pid in srv) that a client ran against once
 prefer_server() {
 	"${inb[@]}" "$BP" pingpong --server --bind "$addr_b" --port 12871 --cpus 1 --mode xsk:napi,prefer \
 		>"$tmp/srv.out" 2>&1 &
 	srv=$!
 	pids+=("$srv")
+	bpt_wait_until 30 listening || fail "the xsk:napi,prefer server never listened: $(cat "$tmp/srv.out")"
 	run 0 "${ina[@]}" "$BP" pingpong --client "$addr_b" --port 12871 --cpus 0 --mode epoll:block -n 200 --runs 1 \
 		--warmup-count 10
 	[ "$(napi_defer)" = 2 ] || fail "xsk:napi,prefer did not set defer-hard-irqs 2 on the NAPI: $(napi_defer)"
@@ -121,7 +125,7 @@ wait "$srv" 2>/dev/null
 srv=$!
 pids+=("$srv")
 # the next start removed the killed run's program (a new one is there) and put the NAPI back
-replaced() { local p; p=$(prog_on b); [ -n "$p" ] && [ "$p" != "$killed" ]; }
+replaced() { local p; p=$(prog_on b); [ -n "$p" ] && [ "$p" != "$killed" ] && listening; }
 bpt_wait_until 30 replaced ||
 	fail "the next start did not replace the killed run's XDP program ($killed): now '$(prog_on b)'"
 [ "$(napi_defer)" = 0 ] || fail "the next start did not put defer-hard-irqs back: $(napi_defer)"
