@@ -144,11 +144,11 @@ static void test_build_ipv6(void **state)
 static void test_build_refusals(void **state)
 {
 	struct bp_frame_flow f;
-	uint8_t fr[128];
+	uint8_t fr[128], payload[64] = { 0 };
 
 	flow4(&f);
-	assert_int_equal(bp_frame_build(fr, 14 + 20 + 8 + 63, &f, fr, 64), -EMSGSIZE);
-	assert_int_equal(bp_frame_build(fr, 14 + 20 + 8 + 64, &f, fr + 64, 64), 14 + 20 + 8 + 64);
+	assert_int_equal(bp_frame_build(fr, 14 + 20 + 8 + 63, &f, payload, 64), -EMSGSIZE);
+	assert_int_equal(bp_frame_build(fr, 14 + 20 + 8 + 64, &f, payload, 64), 14 + 20 + 8 + 64);
 	f.dst.ss_family = AF_INET6;
 	assert_int_equal(bp_frame_build(fr, sizeof(fr), &f, "x", 1), -EAFNOSUPPORT);
 	f.src.ss_family = f.dst.ss_family = AF_UNIX;
