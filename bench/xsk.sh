@@ -10,8 +10,8 @@
 #      per transaction (both sides, every thread); then per round xsk:spin's P50 over
 #      the best socket mode's P50 in that round, and the median of those ratios (the
 #      goal: 0.9 or less)
-#   2. busypoll pingpong --matrix (none / client / both) for each xsk mode, the
-#      server switched by its agent in namespace b
+#   2. busypoll pingpong --matrix (none / client / both) for xsk:napi and xsk:spin (the
+#      polling xsk modes), the server switched by its agent in namespace b
 #
 # Run it alone: flock /tmp/bp-heavy.lock bench/xsk.sh. Figures for reading, never
 # pass/fail.
@@ -73,7 +73,7 @@ echo "== pingpong --matrix (none / client / both), 64 B UDP, $pp_runs runs x 500
 "$bp" testbed up --name "$bed" >/dev/null
 addr=$(ip -n "bp-$bed-b" -4 -o addr show dev bpvb | awk '{print $4}' | cut -d/ -f1)
 mkdir -p "$out/agent"
-for m in xsk:block "xsk:napi,usecs=64,budget=8" xsk:spin; do
+for m in "xsk:napi,usecs=64,budget=8" xsk:spin; do
 	echo "-- $m"
 	echo "   ip netns exec bp-$bed-a $bp pingpong --client $addr --cpus 0 --server-cpus 1 --matrix --mode $m" \
 		"--runs $pp_runs -n 5000 --remote bp-$bed-b --ssh 'ip netns exec' --agent-cmd '$bp agent --stdio ...'"

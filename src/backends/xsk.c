@@ -49,7 +49,7 @@
 #include "net/xdp_prog.h"
 #include "net/xsk_sock.h"
 
-#define XSK_MAX_PORTS 16
+#define XSK_MAX_PORTS 64          /* as many as the XDP program's port map holds (BP_XDP_MAX_PORTS) */
 #define PORT_QLEN 256u          /* frames waiting per conn (a power of two) */
 #define RX_BATCH 64
 #define MAC_CACHE 16
