@@ -11,6 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 packages=(
   build-essential cmake pkg-config   # the build
   liburing-dev libmnl-dev            # io_uring, netlink
+  libxdp-dev libbpf-dev llvm         # AF_XDP (xsk modes): sockets, our XDP program (clang -target bpf, llvm-strip)
   libsodium-dev                      # the agent's authentication (the program only)
   libcmocka-dev                      # unit tests
   iproute2 ethtool                   # the veth test bed (ip netns, GRO on)

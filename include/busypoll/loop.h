@@ -44,6 +44,25 @@ struct bp_loop_counters {
 				* the re-arm rate. Readiness backends: 0 */
 	uint64_t direct_tried; /* epoll spin/hybrid/napi, direct=1: recvs tried before asking epoll */
 	uint64_t direct_hit;   /* of those, the ones that found bytes (or the end) */
+	/* xsk modes: frames through the AF_XDP rings, and the socket's own statistics
+	 * (getsockopt XDP_STATISTICS, read when a snapshot is taken); 0 elsewhere */
+	uint64_t pkt_rx;           /* frames of ours received */
+	uint64_t pkt_tx;           /* frames sent */
+	uint64_t pkt_dropped;      /* frames the ring brought that were short, malformed or for no conn */
+	uint64_t xsk_rx_dropped;   /* the kernel dropped them (no room in the umem frame, ...) */
+	uint64_t xsk_rx_ring_full; /* dropped: the rx ring was full */
+	uint64_t xsk_fill_empty;   /* the fill ring was empty when a frame came */
+	uint64_t xsk_tx_empty;     /* the kernel found the tx ring empty when woken to send */
+};
+
+/* What a loop's AF_XDP socket is bound to (xsk modes; bp_loop_xsk_info). */
+struct bp_xsk_info {
+	char ifname[16];       /* the device */
+	int ifindex;
+	uint32_t queue;        /* its receive queue */
+	bool zerocopy;         /* bound zero-copy (the driver's), else copy mode */
+	uint32_t prog_id;      /* busypoll's XDP program there */
+	uint32_t napi_id;      /* the NAPI the frames came from, 0 none yet */
 };
 
 /* ---- errors ---- */
@@ -95,6 +114,11 @@ bool bp_loop_stopping(const struct bp_loop *loop);
 
 const struct bp_mode *bp_loop_mode(const struct bp_loop *loop);
 const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop);
+/*
+ * bp_loop_xsk_info - what the loop's AF_XDP socket is bound to (an xsk mode, once a
+ * datagram conn was added). 0, or -ENOENT when the loop has none.
+ */
+int bp_loop_xsk_info(const struct bp_loop *loop, struct bp_xsk_info *out);
 void *bp_loop_data(const struct bp_loop *loop);
 void bp_loop_set_data(struct bp_loop *loop, void *data);
 

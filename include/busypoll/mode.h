@@ -13,6 +13,9 @@
  *   uring:sqpoll[,idle=MS][,napi=USECS][,spin]
  *                                         SQPOLL ring, optionally with NAPI busy polling;
  *                                         spin: reap completions in userspace, no syscalls
+ *   xsk:block | xsk:spin | xsk:napi,usecs=N,budget=N[,prefer]   (each [,queue=N])
+ *                                         UDP datagram conns over AF_XDP rings (our XDP
+ *                                         program on the device), every other fd on epoll
  * Every uring mode also takes setup=plain|coop|defer (ring setup flags, see docs).
  */
 #ifndef BUSYPOLL_MODE_H
@@ -29,6 +32,7 @@ extern "C" {
 enum bp_backend_kind {
 	BP_BACKEND_EPOLL = 0,
 	BP_BACKEND_URING = 1,
+	BP_BACKEND_XSK = 2,    /* AF_XDP for UDP datagram conns, epoll for every other fd */
 };
 
 enum bp_policy {
@@ -69,6 +73,7 @@ struct bp_mode {
 	uint32_t sq_cpu;           /* sqpoll: the CPU the SQ thread runs on (only with BP_KEY_CPU set;
 				    * otherwise it inherits the creating thread's affinity) */
 	bool direct_off;           /* epoll spin/hybrid/napi: direct=0, never read before asking epoll */
+	uint32_t queue;            /* xsk: the device's receive queue the AF_XDP socket binds (queue=N) */
 	uint32_t keys_set;         /* bitmask of BP_KEY_* given explicitly */
 };
 
@@ -88,6 +93,7 @@ enum {
 	BP_KEY_SPIN = 1u << 11,
 	BP_KEY_CPU = 1u << 12,
 	BP_KEY_DIRECT = 1u << 13,
+	BP_KEY_QUEUE = 1u << 14,
 };
 
 /*

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <busypoll/aio.h>
 #include <busypoll/loop.h>
@@ -189,6 +190,33 @@ struct bp_backend_ops {
 	 * completion comes back as one BP_EV_AIO. NULL: the core serves storage I/O on a
 	 * ring of its own (core/aio.c). */
 	int (*aio_submit)(struct bp_backend_loop *bl, struct bp_aio *a);
+
+	/* ---- optional: a packet path for datagram conns (xsk) ----
+	 * A readiness backend may carry a datagram conn's traffic itself instead of
+	 * through its socket: the core offers it each datagram conn (pkt_add) instead
+	 * of ->add, and from then on reads and sends that conn's datagrams through
+	 * pkt_recv and pkt_send in place of recvfrom and sendto. The socket stays open
+	 * (it holds the address and port); the backend delivers READABLE for io while
+	 * it holds datagrams for it (level), and WRITABLE once it can send again after
+	 * a pkt_send said -EAGAIN and the core asked ->want_write. ->del ends it. */
+	/* 1: the backend carries io from now on; 0: io stays a socket conn (->add is
+	 * called); -errno with the last error: it should, and cannot (the conn fails). */
+	int (*pkt_add)(struct bp_backend_loop *bl, struct bp_io *io);
+	/* one datagram for io into buf (cut to cap): its length, its source into *from;
+	 * -EAGAIN when none is waiting. */
+	ssize_t (*pkt_recv)(struct bp_backend_loop *bl, struct bp_io *io, void *buf, size_t cap,
+			    struct sockaddr_storage *from, socklen_t *fromlen);
+	/* one datagram of len bytes from io to `to` (NULL: io's connected peer): len,
+	 * -EAGAIN when no frame or ring slot is free now, another -errno when it cannot go. */
+	ssize_t (*pkt_send)(struct bp_backend_loop *bl, struct bp_io *io, const void *buf, size_t len,
+			    const struct sockaddr_storage *to, socklen_t tolen);
+	/* the NAPI id the packet path is served by, 0 not known yet */
+	uint32_t (*pkt_napi_id)(struct bp_backend_loop *bl);
+	/* the packet path's own counters (the kernel's statistics included) into out,
+	 * a copy of bl->ctr being snapshotted; any field it does not keep stays. */
+	void (*pkt_counters)(const struct bp_backend_loop *bl, struct bp_loop_counters *out);
+	/* what the packet path is bound to; -ENOENT when the loop has none (yet) */
+	int (*pkt_info)(const struct bp_backend_loop *bl, struct bp_xsk_info *out);
 };
 
 /* ---- storage I/O on any io_uring (aio_sqe.c): the loop's own ring, or the core's ---- */

@@ -22,13 +22,7 @@
 
 #include "backends/epoll.h"
 
-#define EPOLL_BATCH 256
 #define IO_OUT_ARMED 1u /* io->bstate: EPOLLOUT is in the interest set */
-
-struct epoll_backend {
-	int epfd;
-	struct epoll_event evs[EPOLL_BATCH];
-};
 
 static struct epoll_backend *eb(struct bp_backend_loop *bl)
 {
@@ -69,6 +63,23 @@ static int epoll_set_params(struct bp_backend_loop *bl)
 	return 0;
 }
 
+int bp_epoll_open(struct bp_backend_loop *bl, struct epoll_backend *b)
+{
+	int ret;
+
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->epfd < 0)
+		return bp_err_sys("epoll_create1", -errno);
+	bl->data = b;
+	ret = epoll_set_params(bl);
+	if (ret) {
+		close(b->epfd);
+		b->epfd = -1;
+		bl->data = NULL;
+	}
+	return ret;
+}
+
 static int epoll_init(struct bp_backend_loop *bl)
 {
 	struct epoll_backend *b = calloc(1, sizeof(*b));
@@ -76,19 +87,9 @@ static int epoll_init(struct bp_backend_loop *bl)
 
 	if (!b)
 		return bp_err_set(-ENOMEM, "epoll backend: out of memory");
-	b->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (b->epfd < 0) {
-		ret = bp_err_sys("epoll_create1", -errno);
+	ret = bp_epoll_open(bl, b);
+	if (ret)
 		free(b);
-		return ret;
-	}
-	bl->data = b;
-	ret = epoll_set_params(bl);
-	if (ret) {
-		close(b->epfd);
-		free(b);
-		bl->data = NULL;
-	}
 	return ret;
 }
 

@@ -4,8 +4,30 @@
 #define BP_BACKENDS_EPOLL_H
 
 #include <stdint.h>
+#include <sys/epoll.h>
 
 #include "backends/backend.h"
+
+#define EPOLL_BATCH 256
+
+/*
+ * The epoll backend's state, bl->data. Another backend that keeps its sockets in an
+ * epoll set (xsk: its AF_XDP rings beside them) embeds it first in its own state,
+ * opens it with bp_epoll_open and calls bp_backend_epoll's operations on the loop.
+ */
+struct epoll_backend {
+	int epfd;
+	struct epoll_event evs[EPOLL_BATCH];
+};
+
+extern const struct bp_backend_ops bp_backend_epoll;
+
+/*
+ * bp_epoll_open - the epoll set of b (caller-allocated, zeroed) for loop bl, with
+ * the busy-poll parameters of bl->mode's policy; sets bl->data = b. 0 or -errno
+ * with the last error set (bl->data NULL then). Closed with close(b->epfd).
+ */
+int bp_epoll_open(struct bp_backend_loop *bl, struct epoll_backend *b);
 
 /* epoll_modes.c: the grammar's epoll families (ended by a NULL name) and their check. */
 extern const struct bp_mode_family bp_epoll_families[];

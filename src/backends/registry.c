@@ -12,11 +12,13 @@
 
 extern const struct bp_backend_ops bp_backend_epoll;
 extern const struct bp_backend_ops bp_backend_uring;
+extern const struct bp_backend_ops bp_backend_xsk;
 
 /* In the order `busypoll modes` shows them. */
 static const struct bp_backend_ops *const backends[] = {
 	&bp_backend_epoll,
 	&bp_backend_uring,
+	&bp_backend_xsk,
 };
 #define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 

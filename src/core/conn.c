@@ -140,13 +140,23 @@ void bp_conn_close_after_send(struct bp_conn *c)
 
 /* ---- receiving ---- */
 
+/* conn_sock_napi_id - the NAPI id c's datagrams or bytes come from: its socket's, or the packet path's. */
+static int conn_sock_napi_id(struct bp_conn *c, uint32_t *id)
+{
+	if (c->flags & BP_CONN_PKT) {
+		*id = c->loop->be->pkt_napi_id(&c->loop->bl);
+		return 0;
+	}
+	c->loop->bl.ctr.syscalls++;
+	return bp_sock_napi_id(c->io.fd, id);
+}
+
 static void conn_probe_napi(struct bp_conn *c)
 {
 	uint32_t id = 0;
 
 	c->napi_probes--;
-	c->loop->bl.ctr.syscalls++;
-	if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
+	if (conn_sock_napi_id(c, &id) == 0 && id) {
 		c->napi_id = id;
 		c->napi_probes = 0;
 		bp_loop_note_napi(c->loop, id);
@@ -407,9 +417,26 @@ static void conn_arm_recv(struct bp_conn *c)
 	}
 }
 
+/* The packet path: one datagram per event, as a socket's (the backend reports the rest). */
+static void conn_read_pkt(struct bp_conn *c)
+{
+	ssize_t n;
+
+	c->peerlen = sizeof(c->peer);
+	n = c->loop->be->pkt_recv(&c->loop->bl, &c->io, c->rbuf, c->rcap, &c->peer, &c->peerlen);
+	if (n >= 0)
+		conn_deliver(c, (size_t)n);
+	else if (n != -EAGAIN)
+		conn_fail(c, (int)n, "xsk recv");
+}
+
 /* Readiness: read what is there, a few times at most, then let others run. */
 static void conn_read_ready(struct bp_conn *c)
 {
+	if (c->flags & BP_CONN_PKT) {
+		conn_read_pkt(c);
+		return;
+	}
 	for (int i = 0; i < RECVS_PER_EVENT && !c->io.dead; i++) {
 		ssize_t n;
 
@@ -525,6 +552,9 @@ static ssize_t dgram_send_now(struct bp_conn *c, const void *data, size_t len,
 {
 	ssize_t n;
 
+	if (c->flags & BP_CONN_PKT) /* the backend counts the syscalls it makes */
+		return c->loop->be->pkt_send(&c->loop->bl, &c->io, data, len,
+					     (c->flags & BP_CONN_DGRAM_CONNECTED) ? NULL : to, tolen);
 	c->loop->bl.ctr.syscalls++;
 	if (c->flags & BP_CONN_DGRAM_CONNECTED)
 		n = send(c->io.fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -844,6 +874,24 @@ static int conn_new(struct bp_loop *loop, int fd, int type, const struct bp_conn
 	return 0;
 }
 
+/* conn_register - start watching c: a datagram conn is offered to a packet path first. */
+static int conn_register(struct bp_conn *c)
+{
+	struct bp_loop *loop = c->loop;
+	int ret;
+
+	if (conn_is_dgram(c) && loop->be->pkt_add) {
+		ret = loop->be->pkt_add(&loop->bl, &c->io);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			c->flags |= BP_CONN_PKT;
+			return 0;
+		}
+	}
+	return loop->be->add(&loop->bl, &c->io);
+}
+
 static bool fd_is_connected(int fd)
 {
 	struct sockaddr_storage ss;
@@ -875,7 +923,7 @@ int bp_conn_adopt(struct bp_loop *loop, int fd, const struct bp_conn_ops *ops, v
 	}
 	if (type == SOCK_DGRAM && fd_is_connected(fd))
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
-	ret = loop->be->add(&loop->bl, &c->io);
+	ret = conn_register(c);
 	if (ret) {
 		conn_teardown(c);
 		return ret;
@@ -912,7 +960,7 @@ int bp_conn_connect(struct bp_loop *loop, const struct sockaddr *addr, socklen_t
 		c->flags |= BP_CONN_DGRAM_CONNECTED;
 	/* Finish the connect from the loop (on_connect never runs inside this call). */
 	c->flags |= BP_CONN_CONNECTING;
-	ret = loop->be->add(&loop->bl, &c->io);
+	ret = conn_register(c);
 	if (!ret)
 		ret = conn_want_write(c, true);
 	if (ret) {
@@ -941,7 +989,7 @@ uint32_t bp_conn_napi_id(struct bp_conn *c)
 	if (!c->napi_id && !c->io.dead) {
 		uint32_t id = 0;
 
-		if (bp_sock_napi_id(c->io.fd, &id) == 0 && id) {
+		if (conn_sock_napi_id(c, &id) == 0 && id) {
 			c->napi_id = id;
 			c->napi_probes = 0;
 			bp_loop_note_napi(c->loop, id);

@@ -39,6 +39,7 @@ enum {
 	BP_CONN_RECV_RESTART = 1u << 8, /* completion: the armed receive was stopped to re-arm */
 	BP_CONN_BUSY_SET = 1u << 9,     /* direct reads (napi): SO_BUSY_POLL is set on it */
 	BP_CONN_NO_DIRECT = 1u << 10,   /* direct reads (napi): SO_BUSY_POLL was refused: never */
+	BP_CONN_PKT = 1u << 11,         /* datagrams through the backend's packet path (->pkt_add) */
 };
 
 #define BP_CONN_RBUF_INITIAL 65536u

@@ -191,7 +191,7 @@ static enum direct_pass loop_read_direct(struct bp_loop *loop, int64_t timeout_n
 	uint32_t max;
 	size_t n = 0, live = 0;
 
-	if (m->direct_off || loop->be->completion)
+	if (m->direct_off || loop->be->completion || m->backend != BP_BACKEND_EPOLL)
 		return DIRECT_OFF;
 	switch (m->policy) {
 	case BP_POLICY_SPIN:
@@ -344,6 +344,12 @@ bool bp_loop_stopping(const struct bp_loop *loop)
 
 const struct bp_mode *bp_loop_mode(const struct bp_loop *loop) { return &loop->bl.mode; }
 const struct bp_loop_counters *bp_loop_counters(const struct bp_loop *loop) { return &loop->bl.ctr; }
+
+int bp_loop_xsk_info(const struct bp_loop *loop, struct bp_xsk_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	return loop->be->pkt_info ? loop->be->pkt_info(&loop->bl, out) : -ENOENT;
+}
 void *bp_loop_data(const struct bp_loop *loop) { return loop->user; }
 void bp_loop_set_data(struct bp_loop *loop, void *data) { loop->user = data; }
 uint64_t bp_loop_now_ns(const struct bp_loop *loop) { return loop->now_ns; }
@@ -422,4 +428,6 @@ void bp_loop_snapshot_take(const struct bp_loop *loop, struct bp_loop_snapshot *
 		s->nivcsw = (uint64_t)ru.ru_nivcsw;
 	}
 	s->ctr = loop->bl.ctr;
+	if (loop->be->pkt_counters)
+		loop->be->pkt_counters(&loop->bl, &s->ctr);
 }

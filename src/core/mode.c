@@ -58,6 +58,7 @@ static const struct key_def key_defs[] = {
 	{ "spin", BP_KEY_SPIN, KEY_FLAG, NULL, 0, false },
 	{ "cpu", BP_KEY_CPU, KEY_NUM, NULL, 0, true },
 	{ "direct", BP_KEY_DIRECT, KEY_NUM, NULL, 0, true },
+	{ "queue", BP_KEY_QUEUE, KEY_NUM, NULL, 0, true },
 };
 #define N_KEY_DEFS (sizeof(key_defs) / sizeof(key_defs[0]))
 
@@ -193,6 +194,7 @@ static uint64_t key_get(const struct bp_mode *m, uint32_t bit)
 	case BP_KEY_SPIN: return m->spin;
 	case BP_KEY_CPU: return m->sq_cpu;
 	case BP_KEY_DIRECT: return !m->direct_off;
+	case BP_KEY_QUEUE: return m->queue;
 	}
 	return 0;
 }
@@ -215,6 +217,7 @@ static void key_put(struct bp_mode *m, uint32_t bit, uint64_t v)
 	case BP_KEY_SPIN: m->spin = v != 0; break;
 	case BP_KEY_CPU: m->sq_cpu = (uint32_t)v; break;
 	case BP_KEY_DIRECT: m->direct_off = v == 0; break;
+	case BP_KEY_QUEUE: m->queue = (uint32_t)v; break;
 	}
 }
 

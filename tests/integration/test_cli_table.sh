@@ -216,6 +216,7 @@ compare|compare|--server-cpus|1
 compare|compare|--loopback|
 compare|compare|--bed-tso|
 compare|compare|--bed-no-gro|
+compare|compare|--udp|
 compare|compare|--plot|x.svg
 compare|compare|--remote|h
 compare|compare --remote h|--key-file|k

@@ -21,10 +21,10 @@ run() {
 # The listing: a header and one line per family, each with a status.
 run 0 modes
 for fam in epoll:block epoll:napi epoll:spin epoll:hybrid epoll:suspend \
-	uring:block uring:napi uring:spin uring:hybrid uring:sqpoll; do
+	uring:block uring:napi uring:spin uring:hybrid uring:sqpoll xsk:block xsk:napi xsk:spin; do
 	grep -Eq "^$fam +[^ ]+ +(ok|no: )" "$tmp/out" || fail "listing has no status line for $fam"
 done
-[ "$(wc -l <"$tmp/out")" -eq 11 ] || fail "listing has $(wc -l <"$tmp/out") lines, want 11"
+[ "$(wc -l <"$tmp/out")" -eq 14 ] || fail "listing has $(wc -l <"$tmp/out") lines, want 14"
 grep -q 'usecs=64,budget=8\[,prefer\]' "$tmp/out" || fail "epoll:napi keys/defaults missing"
 grep -Eq '^epoll:napi .*budget>64' "$tmp/out" || fail "epoll:napi line does not say whether budget>64 works"
 [ -s "$tmp/err" ] && fail "listing wrote to stderr: $(cat "$tmp/err")"
@@ -33,7 +33,7 @@ grep -Eq '^epoll:napi .*budget>64' "$tmp/out" || fail "epoll:napi line does not 
 run 0 modes --format json
 python3 -m json.tool "$tmp/out" >/dev/null || fail "--format json is not valid JSON"
 n=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["modes"]))' "$tmp/out")
-[ "$n" = 10 ] || fail "json has $n modes, want 10"
+[ "$n" = 13 ] || fail "json has $n modes, want 13"
 run 0 modes --format=json
 run 0 modes --format table
 

@@ -797,17 +797,6 @@ static void clients(const struct server *s, int n, int rounds)
 	BPT_CHECK(bp_netns_restore(home) == 0, "restore netns: %s", bp_last_error());
 }
 
-static uint64_t busy_poll_rx_in(int side)
-{
-	struct bp_kstats k;
-	int home;
-
-	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&tb, side) == 0, "enter: %s", bp_last_error());
-	BPT_CHECK(bp_kstats_read(&k) == 0, "kstats: %s", bp_last_error());
-	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
-	return k.busy_poll_rx;
-}
-
 static void napi_of_side(int side, struct bp_napi_info *info)
 {
 	uint32_t ids[4];
@@ -837,8 +826,8 @@ static void suspend(void)
 		  "a fresh bed's server NAPI %u has defer %u gro-flush %llu suspend %llu, want 0", before.id,
 		  before.defer_hard_irqs, (unsigned long long)before.gro_flush_timeout_ns,
 		  (unsigned long long)before.irq_suspend_timeout_ns);
-	a0 = busy_poll_rx_in(0);
-	b0 = busy_poll_rx_in(1);
+	a0 = bpt_testbed_busy_poll_rx(&tb, 0);
+	b0 = bpt_testbed_busy_poll_rx(&tb, 1);
 	/*
 	 * Eight flows at once keep the server busy, so its epoll_wait finds events in
 	 * its prefer-busy-poll pass and IRQs stay suspended (napi.rst); one flow's
@@ -855,8 +844,8 @@ static void suspend(void)
 		  (unsigned long long)after.irq_suspend_timeout_ns, m.defer_hard_irqs,
 		  (unsigned long long)m.gro_flush_ns, (unsigned long long)m.irq_suspend_ns);
 	server_down(&s);
-	a1 = busy_poll_rx_in(0);
-	b1 = busy_poll_rx_in(1);
+	a1 = bpt_testbed_busy_poll_rx(&tb, 0);
+	b1 = bpt_testbed_busy_poll_rx(&tb, 1);
 	BPT_CHECK(b1 - b0 >= ROUNDS / 4, "%s: the server's BusyPollRxPackets rose by %llu in %d round trips on 8 flows",
 		  SUSPEND_MODE, (unsigned long long)(b1 - b0), ROUNDS);
 	BPT_CHECK(a1 == a0, "the blocking client's BusyPollRxPackets rose by %llu", (unsigned long long)(a1 - a0));

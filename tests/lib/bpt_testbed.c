@@ -7,9 +7,11 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <busypoll/kstats.h>
 #include <busypoll/loop.h>
 
 #include "bpt_testbed.h"
+#include "bptest.h"
 
 #define GUARD_MAX 4
 static char guard_name[GUARD_MAX][BP_TESTBED_NAME_MAX + 1];
@@ -77,4 +79,15 @@ void bpt_testbed_guard(const char *name)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+}
+
+uint64_t bpt_testbed_busy_poll_rx(const struct bp_testbed *tb, int side)
+{
+	struct bp_kstats k;
+	int home;
+
+	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(tb, side) == 0, "enter: %s", bp_last_error());
+	BPT_CHECK(bp_kstats_read(&k) == 0, "kstats: %s", bp_last_error());
+	BPT_CHECK(bp_netns_restore(home) == 0, "restore: %s", bp_last_error());
+	return k.busy_poll_rx;
 }

@@ -23,4 +23,11 @@ const char *bpt_testbed_name(const char *prefix, char *buf, size_t len);
  */
 void bpt_testbed_guard(const char *name);
 
+/*
+ * bpt_testbed_busy_poll_rx - TcpExt BusyPollRxPackets of side's namespace of tb, read
+ * from inside it (the calling thread is back in its own namespace afterwards). A
+ * failure to enter or read fails the test.
+ */
+uint64_t bpt_testbed_busy_poll_rx(const struct bp_testbed *tb, int side);
+
 #endif

@@ -56,7 +56,7 @@ trap 'rm -rf "$tmp"' EXIT
 planted() {
 	local rule=$1 want=$2 file=$3 got
 	shift 3
-	rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$src/src" "$src/include" "$src/docs" "$src/tests" "$src/fuzz" "$src/bench" "$src/man" "$tmp/t/" || exit 1
+	rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$src/src" "$src/include" "$src/docs" "$src/tests" "$src/fuzz" "$src/bench" "$src/man" "$src/bpf" "$tmp/t/" || exit 1
 	mkdir -p "$(dirname "$tmp/t/$file")" && printf '%s\n' "$@" >"$tmp/t/$file"
 	if got=$($rule "$tmp/t" 2>&1); then
 		fail "planted in $file: $(basename "${rule##* }") passed"
@@ -73,7 +73,7 @@ planted "$guards" "src/core/planted.h: no include guard" src/core/planted.h '#if
 planted "$paths" "src/core/planted.c:2: cites tools/common/gone.h" src/core/planted.c '/* A file that moved:' ' * tools/common/gone.h. */'
 planted "$paths" "src/core/planted.c:1: cites docs/gone.md" src/core/planted.c '// docs/gone.md'
 # ... and nothing else: a string, another project's file and a glob are not stale paths.
-rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$src/src" "$src/include" "$src/docs" "$src/tests" "$src/fuzz" "$src/bench" "$src/man" "$tmp/t/"
+rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$src/src" "$src/include" "$src/docs" "$src/tests" "$src/fuzz" "$src/bench" "$src/man" "$src/bpf" "$tmp/t/"
 printf '%s\n' '/* linux/include/linux/gone.h, liburing/src/gone.h, backends/uring*.c, tests/unit/test_opt */' \
 	'const char *s = "tools/common/gone.h";' >"$tmp/t/src/core/planted.c"
 out=$(python3 "$here/check-paths.py" "$tmp/t" 2>&1) || fail "check-paths refused what is not a stale path: $out"

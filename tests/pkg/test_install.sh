@@ -73,7 +73,7 @@ done
 deb_version=$(sed -n '1s/^busypoll (\([^)]*\)).*/\1/p' "$BP_SOURCE_DIR/debian/changelog" 2>/dev/null)
 [ "$deb_version" = "$BP_VERSION" ] ||
 	fail "debian/changelog's version is '$deb_version', CMakeLists.txt's project() says $BP_VERSION"
-grep -q '^Requires.private: liburing, libmnl$' "$pc" || fail "busypoll.pc lacks 'Requires.private: liburing, libmnl'"
+grep -q '^Requires.private: liburing, libmnl, libxdp, libbpf$' "$pc" || fail "busypoll.pc lacks 'Requires.private: liburing, libmnl, libxdp, libbpf'"
 
 # ---- the examples, from a copy outside the tree, with pkg-config alone ----
 mkdir -p "$tmp/ex" && cp "$examples"/*.c "$tmp/ex/" || fail "cannot copy the installed examples"

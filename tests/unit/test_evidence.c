@@ -106,6 +106,32 @@ static void test_add(void **state)
 	assert_int_equal(acc.n_napi_ids, EV_MAX_NAPI);
 }
 
+/* The xsk counters: an interval's deltas, sides summed, the binding kept, one line for tables. */
+static void test_xsk(void **state)
+{
+	struct ev_snap a = snap(1000, 0, 0, 0), b = snap(2000, 0, 0, 0);
+	struct evidence ev = { 0 }, acc = { 0 };
+	char text[160];
+
+	assert_string_equal(ev_xsk_text(&ev, text, sizeof(text)), "-");
+	assert_null(ev_xsk_name(EV_XSK_NONE));
+	a.loop.ctr.pkt_rx = 10, b.loop.ctr.pkt_rx = 110;
+	b.loop.ctr.pkt_dropped = 2;
+	a.loop.ctr.xsk_rx_ring_full = 5, b.loop.ctr.xsk_rx_ring_full = 8;
+	b.loop.ctr.xsk_tx_empty = 9;
+	b.xsk = EV_XSK_COPY;
+	ev_add_interval(&ev, &a, &b);
+	assert_int_equal(ev.xsk, EV_XSK_COPY);
+	assert_true(ev.pkt_rx == 100 && ev.pkt_dropped == 2 && ev.xsk_rx_ring_full == 3 && ev.xsk_tx_empty == 9);
+	assert_true(ev_xsk_lost(&ev) == 5);
+	assert_string_equal(ev_xsk_text(&ev, text, sizeof(text)),
+			    "copy; dropped 2, rx ring full 3, fill ring empty 0, tx ring empty 9");
+	ev_add(&acc, &ev);
+	ev_add(&acc, &ev);
+	assert_true(acc.xsk == EV_XSK_COPY && acc.pkt_rx == 200 && acc.xsk_rx_ring_full == 6);
+	assert_string_equal(ev_xsk_name(EV_XSK_ZEROCOPY), "zero-copy");
+}
+
 static void test_wire(void **state)
 {
 	struct evidence ev = { .valid = true, .threads = 2, .transactions = 1, .interval_ns = 2, .utime_us = 3,
@@ -141,6 +167,20 @@ static void test_wire(void **state)
 	assert_int_equal(ev_encode(m, &ev), 0);
 	assert_int_equal(ev_decode(m, &d), 0);
 	assert_true(d.direct_known && d.direct_tried == 17 && d.direct_hit == 12);
+	assert_int_equal(d.xsk, EV_XSK_NONE); /* no AF_XDP socket: nothing sent, none */
+	/* an AF_XDP side's binding and counters travel, and a binding out of range is refused */
+	ev.xsk = EV_XSK_COPY;
+	ev.pkt_rx = 21, ev.pkt_tx = 22, ev.pkt_dropped = 23, ev.xsk_rx_dropped = 24;
+	ev.xsk_rx_ring_full = 25, ev.xsk_fill_empty = 26, ev.xsk_tx_empty = 27;
+	ctl_msg_init(m, CTL_EVIDENCE);
+	assert_int_equal(ev_encode(m, &ev), 0);
+	assert_int_equal(ev_decode(m, &d), 0);
+	assert_memory_equal(&ev, &d, sizeof(ev));
+	ctl_msg_init(m, CTL_EVIDENCE);
+	ev.xsk = 3;
+	assert_int_equal(ev_encode(m, &ev), 0);
+	assert_int_equal(ev_decode(m, &d), -EPROTO);
+	ev.xsk = EV_XSK_NONE;
 	/* a message without the evidence's fields does not pass for evidence */
 	ctl_msg_init(m, CTL_EVIDENCE);
 	ctl_put_text(m, CTL_T_MODE, "epoll:block");
@@ -220,7 +260,8 @@ static void test_real_snapshot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_interval), cmocka_unit_test(test_add), cmocka_unit_test(test_wire),
+		cmocka_unit_test(test_interval), cmocka_unit_test(test_add), cmocka_unit_test(test_xsk),
+		cmocka_unit_test(test_wire),
 		cmocka_unit_test(test_emit),     cmocka_unit_test(test_real_snapshot),
 	};
 

@@ -198,6 +198,29 @@ static void test_defaults_uring(void **state)
 
 /* ---- every key ---- */
 
+/* xsk: queue is optional (canonical only when given); napi takes epoll's keys and prefer. */
+static void test_keys_xsk(void **state)
+{
+	struct bp_mode m;
+
+	m = parse_ok("xsk:napi,usecs=50,budget=16,prefer,queue=3");
+	assert_int_equal(m.backend, BP_BACKEND_XSK);
+	assert_int_equal(m.policy, BP_POLICY_NAPI);
+	assert_int_equal(m.busy_usecs, 50);
+	assert_int_equal(m.budget, 16);
+	assert_true(m.prefer);
+	assert_int_equal(m.queue, 3);
+	assert_string_equal(format(&m), "xsk:napi,usecs=50,budget=16,prefer,queue=3");
+	m = parse_ok("xsk:spin");
+	assert_int_equal(m.queue, 0);
+	assert_string_equal(format(&m), "xsk:spin");
+	assert_true(bp_mode_is_busy_poll(&m) == false);
+	m = parse_ok("xsk:block,queue=1023");
+	assert_int_equal(m.queue, 1023);
+	m = parse_ok("xsk:napi");
+	assert_true(bp_mode_is_busy_poll(&m));
+}
+
 static void test_keys_epoll_napi(void **state)
 {
 	struct bp_mode m;
@@ -319,7 +342,11 @@ static const struct bad_case bad_cases[] = {
 	{ "epoll: napi", { "whitespace" } },
 	{ "epoll:napi,usecs=1 ", { "whitespace" } },
 	{ "epoll:napi,\tprefer", { "whitespace" } },
-	{ "foo", { "unknown backend 'foo'", "(backends: epoll, uring)" } },
+	{ "foo", { "unknown backend 'foo'", "(backends: epoll, uring, xsk)" } },
+	{ "xsk:block,queue=1024", { "queue", "1024" } },
+	{ "xsk:spin,direct=1", { "xsk:spin", "read directly always" } },
+	{ "xsk:napi,usecs=0", { "usecs" } },
+	{ "xsk:suspend", { "xsk" } },
 	{ "foo:napi", { "unknown backend 'foo'" } },
 	{ ":napi", { "unknown backend ''" } },
 	{ "EPOLL:napi", { "unknown backend 'EPOLL'" } },
@@ -553,6 +580,7 @@ static void test_table(void **state)
 	static const char *const order[] = {
 		"epoll:block", "epoll:napi", "epoll:spin", "epoll:hybrid", "epoll:suspend",
 		"uring:block", "uring:napi", "uring:spin", "uring:hybrid", "uring:sqpoll",
+		"xsk:block", "xsk:napi", "xsk:spin",
 	};
 	size_t n = 0;
 	const struct bp_mode_info *t = bp_mode_table(&n);
@@ -722,6 +750,7 @@ static void expect_no_net_admin(void)
 	child_check("epoll:napi", 0, NULL, NULL);
 	child_check("epoll:napi,prefer", 0, NULL, NULL); /* prefer is unprivileged on epoll */
 	child_check("epoll:block", 0, NULL, NULL);
+	child_check("xsk:spin", -EPERM, "xsk:spin needs CAP_NET_", "run as root");
 	if (kernel_at_least(6, 13))
 		child_check("epoll:suspend", -EPERM, "epoll:suspend", "CAP_NET_ADMIN");
 }
@@ -857,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_epoll),
 		cmocka_unit_test(test_defaults_uring),
 		cmocka_unit_test(test_keys_epoll_napi),
+		cmocka_unit_test(test_keys_xsk),
 		cmocka_unit_test(test_keys_uring_napi),
 		cmocka_unit_test(test_keys_other),
 		cmocka_unit_test(test_parse_errors),

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include <busypoll/napi.h>
+#include <busypoll/net.h>
+
+#include "net/xdp_prog.h"
 
 #include "tools/agent/limits.h"
 #include "tools/agent/session.h"
@@ -252,6 +255,24 @@ static int keep_napis(struct session *ses, struct agent_server *srv, char *err, 
 	return 0;
 }
 
+/*
+ * sweep_xdp - an xsk server's XDP program off its device, should it have died
+ * without removing it (SIGKILL); its NAPI settings come back with it (net/xdp_prog.h).
+ */
+static void sweep_xdp(struct session *ses, const struct agent_server *srv)
+{
+	struct sockaddr_storage a;
+	socklen_t len;
+	char dev[IFNAMSIZ];
+	unsigned ifindex;
+
+	if (strncmp(srv->mode, "xsk:", 4) || bp_parse_addr(srv->addr, 0, &a, &len) ||
+	    netdev_of_addr(&a, dev) || !(ifindex = if_nametoindex(dev)))
+		return;
+	if (bp_xdp_sweep((int)ifindex) > 0)
+		agent_log(ses->peer, "server %" PRIu64 " left its XDP program on %s: removed", srv->id, dev);
+}
+
 /* put_napis_back - the NAPI settings as they were when srv started (a mode may have set its own). */
 static void put_napis_back(struct session *ses, const struct agent_server *srv)
 {
@@ -365,6 +386,7 @@ static int stop_one(struct session *ses, struct agent_server **slot, const char 
 
 	spawn_last_line(&srv->child, line, sizeof(line));
 	status = spawn_stop(&srv->child, STOP_TIMEOUT_MS);
+	sweep_xdp(ses, srv);
 	put_napis_back(ses, srv);
 	running--;
 	agent_info(ses->peer, "server %" PRIu64 " (%s, pid %d) stopped (%s): exit status %d%s%s", srv->id, srv->tool,

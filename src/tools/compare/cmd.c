@@ -88,6 +88,19 @@ static void sample_of(struct cmp_sample *s, const struct rr_result *r, const str
 			     dist_mode_spins(&o->server_mode[cell->mode_idx]), rate, cell->flows);
 }
 
+/* xsk_add - one side's AF_XDP socket over a run into the cell's sums (nothing without one). */
+static void xsk_add(struct cmp_xsk *x, const struct evidence *ev)
+{
+	if (!ev->valid || ev->xsk == EV_XSK_NONE)
+		return;
+	x->binding = ev->xsk;
+	x->pkt_rx += ev->pkt_rx;
+	x->dropped += ev->pkt_dropped + ev->xsk_rx_dropped;
+	x->rx_ring_full += ev->xsk_rx_ring_full;
+	x->fill_empty += ev->xsk_fill_empty;
+	x->tx_empty += ev->xsk_tx_empty;
+}
+
 /* ---- the test bed and its NAPI settings ---- */
 
 struct bed {
@@ -168,6 +181,8 @@ static void cell_rr_opts(const struct cmp_opts *o, struct rr_opts *ro, int mi, b
 	ro->threads = o->threads;
 	ro->request_size = o->request_size;
 	ro->response_size = o->response_size;
+	ro->udp = o->udp;
+	ro->tcp = !o->udp;
 	ro->duration_s = o->duration_s;
 	ro->warmup_s = o->warmup_s;
 	ro->quiet = true;
@@ -284,6 +299,8 @@ static void run_once(struct cmp_report *r, const struct cmp_side *side, const ch
 	if (res->interrupted)
 		return;
 	served(r, res);
+	xsk_add(&cell->xsk[0], &res->client);
+	xsk_add(&cell->xsk[1], &res->server);
 	sample_of(&cell->sample[cell->runs], res, o, cell);
 	cell->runs++;
 	if (side->napi_now)

@@ -49,6 +49,7 @@ struct cmp_opts {
 	bool loopback;             /* not root (or --loopback): no test bed */
 	bool bed_tso;              /* --bed-tso: the test bed with TSO on (its diagnosis seen) */
 	bool bed_no_gro;           /* --bed-no-gro: ... with GRO off */
+	bool udp;                  /* --udp: UDP flows; the default matrix adds the xsk modes */
 	char skipped[CMP_MAX_MODES][200]; /* modes this machine cannot use, with why */
 	int nskipped;
 	/* two hosts (remote.c) */
@@ -114,6 +115,12 @@ struct cmp_cell {
 	bool busy_poll_mode_client, busy_poll_mode_server;
 	bool proof_missing;        /* a busy-poll side with under EV_PROOF_MIN BusyPollRxPackets/tx */
 	int served_client, served_server; /* most NAPI ids a run's sockets were served by (-1 not known) */
+	/* xsk modes: each side's AF_XDP socket over the cell's runs, client [0] and server [1]:
+	 * its binding (enum ev_xsk, EV_XSK_NONE without one) and ring counters summed */
+	struct cmp_xsk {
+		uint8_t binding;
+		uint64_t pkt_rx, dropped, rx_ring_full, fill_empty, tx_empty;
+	} xsk[2];
 	bool disturbed;            /* the machine disturbed one of its runs or more */
 	char disturbed_reason[200]; /* the first such run's reason */
 	double d_tps_pct, d_p50_pct, d_p99_pct; /* against the baseline (first mode), same flows and rate */

@@ -29,6 +29,12 @@ static const char *const default_modes[] = {
 	"uring:hybrid",
 	"uring:sqpoll,napi=64",
 };
+/* With --udp, the AF_XDP rung below them (the xsk backend carries UDP only). */
+static const char *const default_udp_modes[] = {
+	"xsk:block",
+	"xsk:napi,usecs=64,budget=8",
+	"xsk:spin",
+};
 
 /*
  * add_mode - a mode pair for the matrix, parsed and checked once; a pair this
@@ -223,6 +229,9 @@ static const struct opt_spec cmp_specs[] = {
 	  .help = "build the test bed with TSO on (as many veth pairs are): see what it does to busy polling" },
 	{ .name = "bed-no-gro", .kind = OPT_FLAG, CF(bed_no_gro),
 	  .help = "build the test bed with GRO off (veth then has no NAPI): see what it does to busy polling" },
+	{ .name = "udp", .kind = OPT_FLAG, CF(udp),
+	  .help = "UDP flows (requests of 8 B at least, 8 by default): the default matrix adds the xsk "
+		  "modes (AF_XDP), each side's AF_XDP statistics beside the proof" },
 	{ .name = "loopback", .kind = OPT_FLAG, CF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
@@ -251,9 +260,20 @@ static int cmp_check(void *base, const struct opt_seen *seen, char *err, size_t 
 		for (size_t i = 0; i < sizeof(default_modes) / sizeof(default_modes[0]); i++)
 			if (add_mode(o, default_modes[i], default_modes[i], true, err, errlen))
 				return -EINVAL;
+		for (size_t i = 0; o->udp && i < sizeof(default_udp_modes) / sizeof(default_udp_modes[0]); i++)
+			if (add_mode(o, default_udp_modes[i], default_udp_modes[i], true, err, errlen))
+				return -EINVAL;
 	}
 	if (!o->nmodes)
 		return tool_fail(err, errlen, "no mode to compare");
+	for (int i = 0; i < o->nmodes && !o->udp; i++)
+		if (o->client_mode[i].backend == BP_BACKEND_XSK || o->server_mode[i].backend == BP_BACKEND_XSK)
+			return tool_fail(err, errlen, "%s: the xsk modes carry UDP only; add --udp", o->labels[i]);
+	if (o->udp && !opt_given(seen, "request-size"))
+		o->request_size = 8; /* UDP requests carry the run id */
+	if (o->udp && o->request_size < 8)
+		return tool_fail(err, errlen, "--request-size %u: --udp requests must be at least 8 bytes (they carry "
+				 "the run id)", o->request_size);
 	if (o->nmodes * o->nflows * o->nrates * (o->coalesce_matrix ? 2 : 1) > CMP_MAX_CELLS)
 		return tool_fail(err, errlen, "%d modes x %d flow counts x %d rates%s: %d cells, at most %d; compare fewer",
 				 o->nmodes, o->nflows, o->nrates, o->coalesce_matrix ? " x 2 coalescing settings" : "",

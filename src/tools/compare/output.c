@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* busypoll compare: the table (settings first, flags last), json and csv. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -66,11 +67,11 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 	char cb[256], sb[256], bp[16], br[16];
 
 	fprintf(out, "busypoll compare on %s\n", r->path);
-	fprintf(out, "  kernel %s; client on CPU%s %s, server on CPU%s %s, %d thread%s each; TCP, request %u B, "
+	fprintf(out, "  kernel %s; client on CPU%s %s, server on CPU%s %s, %d thread%s each; %s, request %u B, "
 		     "response %u B\n",
 		r->kernel, o->nclient_cpus > 1 ? "s" : "", cpu_list(o->client_cpus, o->nclient_cpus, cb, sizeof(cb)),
 		o->nserver_cpus > 1 ? "s" : "", cpu_list(o->server_cpus, o->nserver_cpus, sb, sizeof(sb)), o->threads,
-		o->threads == 1 ? "" : "s", o->request_size, o->response_size);
+		o->threads == 1 ? "" : "s", o->udp ? "UDP" : "TCP", o->request_size, o->response_size);
 	fprintf(out, "  %.1f s per cell: %d run%s of %.2f s, each after %.1f s warm-up%s; both ends in the same "
 		     "mode unless shown\n",
 		o->duration_s, o->runs, o->runs == 1 ? "" : "s", o->duration_s / o->runs, o->warmup_s,
@@ -103,6 +104,61 @@ static void print_settings(FILE *out, const struct cmp_report *r)
 		fprintf(out, "  at the start: %s\n", r->stale[i]);
 	if (r->interrupted)
 		fprintf(out, "  interrupted: partial results\n");
+}
+
+/* xsk_lost - frames a side's rings lost over the cell: dropped or the rx ring full. */
+static uint64_t xsk_lost(const struct cmp_xsk *x)
+{
+	return x->dropped + x->rx_ring_full;
+}
+
+/* xsk_side_text - one side's AF_XDP socket over the cell, for the table. */
+static const char *xsk_side_text(const struct cmp_xsk *x, char *buf, size_t len)
+{
+	if (x->binding == EV_XSK_NONE)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s, rx dropped %" PRIu64 ", rx ring full %" PRIu64 ", fill ring empty %" PRIu64
+			 ", tx ring empty %" PRIu64, ev_xsk_name(x->binding), x->dropped, x->rx_ring_full,
+			 x->fill_empty, x->tx_empty);
+	return buf;
+}
+
+/* print_xsk - each xsk cell's AF_XDP statistics, both ends; X marks a cell whose rings lost frames. */
+static void print_xsk(FILE *out, const struct cmp_report *r)
+{
+	bool any = false;
+
+	for (int i = 0; i < r->ncells; i++) {
+		const struct cmp_cell *c = &r->cells[i];
+		char label[300], cb[200], sb[200];
+
+		if (c->xsk[0].binding == EV_XSK_NONE && c->xsk[1].binding == EV_XSK_NONE)
+			continue;
+		if (!any)
+			fprintf(out, "\nAF_XDP sockets (client; server), over each cell's runs:\n");
+		any = true;
+		mode_label(r, c, label, sizeof(label));
+		fprintf(out, "%s %s, %d flow%s: %s; %s\n", xsk_lost(&c->xsk[0]) || xsk_lost(&c->xsk[1]) ? "X" : " ",
+			label, c->flows, c->flows == 1 ? "" : "s", xsk_side_text(&c->xsk[0], cb, sizeof(cb)),
+			xsk_side_text(&c->xsk[1], sb, sizeof(sb)));
+	}
+	if (any)
+		fprintf(out, "  (X: the rings lost frames; tx ring empty counts the kernel finding nothing more to send, "
+			     "not a loss)\n");
+}
+
+/* emit_xsk - one side's AF_XDP socket over the cell as key, null without one. */
+static void emit_xsk(struct emit *e, const char *key, const struct cmp_xsk *x)
+{
+	em_begin(e, key, x->binding == EV_XSK_NONE);
+	em_string(e, "binding", x->binding == EV_XSK_NONE ? "" : ev_xsk_name(x->binding), 16);
+	em_u64(e, "frames_rx", x->pkt_rx);
+	em_u64(e, "rx_dropped", x->dropped);
+	em_u64(e, "rx_ring_full", x->rx_ring_full);
+	em_u64(e, "fill_ring_empty", x->fill_empty);
+	em_u64(e, "tx_ring_empty", x->tx_empty);
+	em_end(e);
 }
 
 static void print_table(FILE *out, const struct cmp_report *r)
@@ -199,6 +255,7 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				c->disturbed_reason);
 		}
 	}
+	print_xsk(out, r);
 	cmp_print_coalesce(out, r);
 	fprintf(out, "\nvs base: change against %s with the same flows and offered rate (tx/s up is better, latency "
 		     "down is better).\n"
@@ -343,6 +400,8 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	em_bool(e, "client_busy_polls", c->busy_poll_mode_client);
 	em_bool(e, "server_busy_polls", c->busy_poll_mode_server);
 	em_bool(e, "proof_missing", c->proof_missing);
+	emit_xsk(e, "client_xsk", &c->xsk[0]);
+	emit_xsk(e, "server_xsk", &c->xsk[1]);
 	{
 		char note[512], why[512];
 		const char *n = diag_note(r, c, note, sizeof(note));

@@ -119,6 +119,14 @@ enum ctl_tag {
 	CTL_T_EV_STEAL_US,      /* steal on their CPUs (optional, with RUN_DELAY_NS) */
 	CTL_T_EV_DIRECT_TRIED,  /* the loops' direct reads tried (optional: older peers lack it) */
 	CTL_T_EV_DIRECT_HIT,    /* of those, the ones that found bytes (optional, with TRIED) */
+	CTL_T_EV_XSK,           /* enum ev_xsk (optional: present with an AF_XDP socket, as the next seven) */
+	CTL_T_EV_PKT_RX,
+	CTL_T_EV_PKT_TX,
+	CTL_T_EV_PKT_DROPPED,
+	CTL_T_EV_XSK_RX_DROPPED,
+	CTL_T_EV_XSK_RX_RING_FULL,
+	CTL_T_EV_XSK_FILL_EMPTY,
+	CTL_T_EV_XSK_TX_EMPTY,
 	/* rr */
 	CTL_T_RR_REQUEST_SIZE = 96,
 	CTL_T_RR_RESPONSE_SIZE,

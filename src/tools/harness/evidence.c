@@ -96,6 +96,12 @@ void ev_snap_take(const struct bp_loop *loop, struct ev_snap *s)
 	s->tid = (int32_t)syscall(SYS_gettid);
 	thread_comm(s->tid, s->comm, sizeof(s->comm));
 	sched_read(s);
+	{
+		struct bp_xsk_info xi;
+
+		if (!bp_loop_xsk_info(loop, &xi))
+			s->xsk = xi.zerocopy ? EV_XSK_ZEROCOPY : EV_XSK_COPY;
+	}
 	n = bp_loop_kthreads(loop, kt, EV_MAX_HELPERS);
 	for (int i = 0; i < n && i < EV_MAX_HELPERS; i++) {
 		uint64_t ns;
@@ -165,6 +171,11 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 	ev->direct_known = true; /* a loop's own counters: always there */
 	ev->direct_tried += sub0(y->ctr.direct_tried, x->ctr.direct_tried);
 	ev->direct_hit += sub0(y->ctr.direct_hit, x->ctr.direct_hit);
+	if (b->xsk > ev->xsk)
+		ev->xsk = b->xsk;
+#define XSK_ADD(f) ev->f += sub0(y->ctr.f, x->ctr.f);
+	EV_XSK_U64(XSK_ADD)
+#undef XSK_ADD
 	name_thread(ev, &own);
 	/* the machine's share: known only while every loop thread's is (a thread that moved
 	 * CPU counts no steal: its two readings are of different CPUs) */
@@ -255,6 +266,11 @@ void ev_add(struct evidence *acc, const struct evidence *x)
 	acc->direct_known = (empty || acc->direct_known) && x->direct_known;
 	acc->direct_tried += x->direct_tried;
 	acc->direct_hit += x->direct_hit;
+	if (x->xsk > acc->xsk)
+		acc->xsk = x->xsk;
+#define XSK_SUM(f) acc->f += x->f;
+	EV_XSK_U64(XSK_SUM)
+#undef XSK_SUM
 	for (uint32_t i = 0; i < x->n_napi_ids; i++)
 		ev_add_napi(acc, x->napi_ids[i]);
 	for (uint32_t i = 0; i < x->nthr; i++)
@@ -393,7 +409,34 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 	em_double(e, "total", ev_util_pct(ev_cpu_us(ev), ev->interval_ns));
 	em_end(e);
 	em_string(e, "cpu_threads_util", ev_threads_util_text(ev, util, sizeof(util)), sizeof(util));
+	em_begin(e, "xsk", ev->xsk == EV_XSK_NONE);
+	em_string(e, "binding", ev->xsk == EV_XSK_NONE ? "" : ev_xsk_name(ev->xsk), 16);
+#define XSK_EMIT(f) em_u64(e, #f, ev->f);
+	EV_XSK_U64(XSK_EMIT)
+#undef XSK_EMIT
 	em_end(e);
+	em_end(e);
+}
+
+const char *ev_xsk_name(uint8_t xsk)
+{
+	return xsk == EV_XSK_COPY ? "copy" : xsk == EV_XSK_ZEROCOPY ? "zero-copy" : NULL;
+}
+
+uint64_t ev_xsk_lost(const struct evidence *ev)
+{
+	return ev->pkt_dropped + ev->xsk_rx_dropped + ev->xsk_rx_ring_full;
+}
+
+const char *ev_xsk_text(const struct evidence *ev, char *buf, size_t len)
+{
+	if (ev->xsk == EV_XSK_NONE)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s; dropped %" PRIu64 ", rx ring full %" PRIu64 ", fill ring empty %" PRIu64
+			 ", tx ring empty %" PRIu64, ev_xsk_name(ev->xsk), ev->pkt_dropped + ev->xsk_rx_dropped,
+			 ev->xsk_rx_ring_full, ev->xsk_fill_empty, ev->xsk_tx_empty);
+	return buf;
 }
 
 /* ---- on the wire ---- */
@@ -406,6 +449,12 @@ void ev_emit(struct emit *e, const char *key, const struct evidence *ev, uint64_
 	X(syscalls, CTL_T_EV_SYSCALLS) X(empty_polls, CTL_T_EV_EMPTY_POLLS)                     \
 	X(wakeups, CTL_T_EV_WAKEUPS) X(waits, CTL_T_EV_WAITS) X(completions, CTL_T_EV_COMPLETIONS) \
 	X(helper_cpu_us, CTL_T_EV_HELPER_CPU_US)
+
+/* The xsk counters and their tags (sent only with an AF_XDP socket). */
+#define EV_XSK_WIRE(X)                                                                        \
+	X(pkt_rx, CTL_T_EV_PKT_RX) X(pkt_tx, CTL_T_EV_PKT_TX) X(pkt_dropped, CTL_T_EV_PKT_DROPPED) \
+	X(xsk_rx_dropped, CTL_T_EV_XSK_RX_DROPPED) X(xsk_rx_ring_full, CTL_T_EV_XSK_RX_RING_FULL)   \
+	X(xsk_fill_empty, CTL_T_EV_XSK_FILL_EMPTY) X(xsk_tx_empty, CTL_T_EV_XSK_TX_EMPTY)
 
 int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 {
@@ -435,6 +484,12 @@ int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 	if (ev->direct_known) {
 		ctl_put_u64(m, CTL_T_EV_DIRECT_TRIED, ev->direct_tried);
 		ctl_put_u64(m, CTL_T_EV_DIRECT_HIT, ev->direct_hit);
+	}
+	if (ev->xsk != EV_XSK_NONE) {
+		ctl_put_u64(m, CTL_T_EV_XSK, ev->xsk);
+#define XSK_PUT(f, tag) ctl_put_u64(m, tag, ev->f);
+		EV_XSK_WIRE(XSK_PUT)
+#undef XSK_PUT
 	}
 	return m->overflow ? -ENOSPC : 0;
 }
@@ -467,6 +522,17 @@ int ev_decode(const struct ctl_msg *m, struct evidence *ev)
 			   ev->direct_hit <= ev->direct_tried;
 	if (!ev->direct_known)
 		ev->direct_tried = ev->direct_hit = 0;
+	/* optional: a side without an AF_XDP socket (or a peer that predates them) sends none */
+	if (!ctl_get_u64(m, CTL_T_EV_XSK, &v)) {
+		if (v != EV_XSK_COPY && v != EV_XSK_ZEROCOPY)
+			return -EPROTO;
+		ev->xsk = (uint8_t)v;
+#define XSK_GET(f, tag)                           \
+		if (ctl_get_u64(m, tag, &ev->f))  \
+			return -EPROTO;
+		EV_XSK_WIRE(XSK_GET)
+#undef XSK_GET
+	}
 	ctl_iter_body(&it, m);
 	while (ctl_next(&it, &tag, &val, &len)) {
 		if (tag == CTL_T_EV_NAPI_ID) {

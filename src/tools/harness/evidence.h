@@ -67,6 +67,7 @@ struct ev_snap {
 	int cpu;                        /* the CPU it ran on when taken */
 	uint64_t steal_us;              /* that CPU's steal time (/proc/stat) */
 	char comm[EV_COMM_LEN];
+	uint8_t xsk;                    /* enum ev_xsk: the loop's AF_XDP socket, if any */
 	int nhelpers;
 	struct {
 		int32_t tid;
@@ -74,6 +75,14 @@ struct ev_snap {
 		uint64_t cpu_ns;
 	} helper[EV_MAX_HELPERS];
 };
+
+/* A side's AF_XDP socket (xsk modes): none, or how it was bound. */
+enum ev_xsk { EV_XSK_NONE = 0, EV_XSK_COPY = 1, EV_XSK_ZEROCOPY = 2 };
+
+/* The xsk path's counters (struct bp_loop_counters), in output order. */
+#define EV_XSK_U64(X)                                                                    \
+	X(pkt_rx) X(pkt_tx) X(pkt_dropped) X(xsk_rx_dropped) X(xsk_rx_ring_full)            \
+	X(xsk_fill_empty) X(xsk_tx_empty)
 
 struct evidence {
 	bool valid;
@@ -99,6 +108,12 @@ struct evidence {
 	 * peer that predates them leaves them not known (direct_known false, json null) */
 	bool direct_known;
 	uint64_t direct_tried, direct_hit;
+	/* xsk modes: the binding and the frames' counters, the kernel's statistics of the
+	 * socket among them (rx dropped, rx ring full, fill ring empty, tx ring empty);
+	 * optional on the wire: a side without an AF_XDP socket has EV_XSK_NONE */
+	uint8_t xsk;              /* enum ev_xsk */
+	uint64_t pkt_rx, pkt_tx, pkt_dropped;
+	uint64_t xsk_rx_dropped, xsk_rx_ring_full, xsk_fill_empty, xsk_tx_empty;
 };
 
 /*
@@ -130,6 +145,17 @@ void ev_add_napi(struct evidence *ev, uint32_t id);
 void ev_add_kstats(struct evidence *ev, const struct bp_kstats *a, const struct bp_kstats *b);
 /* ev_name_thread - name the calling thread "PREFIX-I" (comm, 15 bytes): what the evidence lists. */
 void ev_name_thread(const char *prefix, int i);
+
+/* ev_xsk_name - "copy", "zero-copy", or NULL for a side without an AF_XDP socket. */
+const char *ev_xsk_name(uint8_t xsk);
+/*
+ * ev_xsk_text - the xsk counters in one line for a table ("copy; dropped 0, rx ring
+ * full 0, fill ring empty 0, tx ring empty 0"), or "-" without an AF_XDP socket.
+ * Lost frames are any of the four.
+ */
+const char *ev_xsk_text(const struct evidence *ev, char *buf, size_t len);
+/* ev_xsk_lost - frames the side lost on its rings: dropped, rx ring full, and ours dropped. */
+uint64_t ev_xsk_lost(const struct evidence *ev);
 
 /* ev_per - value per unit: NaN when there are no units (the figure does not exist). */
 double ev_per(uint64_t value, uint64_t units);

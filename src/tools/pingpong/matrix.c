@@ -166,7 +166,18 @@ static int remote_server(const struct pp_opts *o, struct pp_target *t, struct re
 		.tool = "pingpong", .mode = o->server_mode_text, .port = o->port_given ? o->port : 0,
 		.cpus = &o->server_cpu, .ncpus = o->server_cpu >= 0, .priority = o->priority,
 	};
+	char ip[INET6_ADDRSTRLEN] = "";
 	int ret;
+
+	/* An xsk mode (its own, or one a matrix row switches to) serves a socket bound to
+	 * the address its device has: the one this client reaches. */
+	if (o->mode.backend == BP_BACKEND_XSK || o->server_mode.backend == BP_BACKEND_XSK) {
+		inet_ntop(t->addr.ss_family,
+			  t->addr.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&t->addr)->sin6_addr
+							: (const void *)&((struct sockaddr_in *)&t->addr)->sin_addr,
+			  ip, sizeof(ip));
+		req.addr = ip;
+	}
 
 	ro.quiet = o->quiet;
 	if ((ret = agent_open(&rs->a, &ro, err, errlen)))

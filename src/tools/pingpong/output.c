@@ -396,6 +396,15 @@ static void print_counters(FILE *out, const struct pp_result *res)
 		}
 		fputc('\n', out);
 	}
+	for (int i = 0; i < res->nrows; i++) {
+		const struct evidence *cs = &res->rows[i].client, *ss = &res->rows[i].server;
+		char xc[160], xs[160];
+
+		if (cs->xsk || ss->xsk)
+			fprintf(out, "  AF_XDP%s%s client: %s; server: %s\n", res->nrows > 1 ? " " : "",
+				res->nrows > 1 ? res->rows[i].label : "", ev_xsk_text(cs, xc, sizeof(xc)),
+				ev_xsk_text(ss, xs, sizeof(xs)));
+	}
 }
 
 /*

@@ -410,6 +410,12 @@ static void print_table(FILE *out, const struct rr_result *r)
 	napi_list(cb, sizeof(cb), c);
 	napi_list(sb, sizeof(sb), s);
 	fprintf(out, TABLE_ROW, "NAPI ids", cb, sv ? sb : "-");
+	if (c->xsk || s->xsk) {
+		char xb[160];
+
+		fprintf(out, "  AF_XDP client: %s\n", ev_xsk_text(c, xb, sizeof(xb)));
+		fprintf(out, "  AF_XDP server: %s\n", sv ? ev_xsk_text(s, xb, sizeof(xb)) : "-");
+	}
 	fprintf(out, "\nCPU counts the client's %s", ev_threads_util_text(c, threads, sizeof(threads)));
 	if (sv)
 		fprintf(out, "; the server's %s", ev_threads_util_text(s, threads, sizeof(threads)));
