@@ -2,7 +2,8 @@
 /*
  * busypoll perf against our target, in one process, over loopback: every --rw
  * pattern with --verify on a ram namespace (512-byte blocks) and a file one
- * (4096-byte blocks), several jobs; 1 MiB blocks through R2T; digests on; fio's
+ * (4096-byte blocks), several jobs; trims (Dataset Management deallocate) read
+ * back as zeros, as the namespace's DLFEAT says; 1 MiB blocks through R2T; digests on; fio's
  * batch and reap settings (polling with complete_min 0); every host wait mode;
  * Ctrl-C's partial result; and the failures said in one line: a disallowed
  * host, an unknown NQN, a target that is not there, options that do not fit
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
+#include <busypoll/nvme/host.h>
 #include <busypoll/nvme/target.h>
 
 #include "bpt_nvmet.h"
@@ -330,6 +332,121 @@ static void test_io_error(void)
 	printf("ok   %-44s %s\n", "an I/O error status, decoded", err);
 }
 
+/* ---- trims: Dataset Management deallocate, read back as the target defines ---- */
+
+/* host - a controller and one I/O queue of our own on loop, to look at the namespace around perf's runs. */
+static struct bp_nvmeh_ctrl *host(struct bp_loop *loop, struct bp_nvmeh_queue **q)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(bp_nvmet_port(tgt)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct bp_nvmeh_opts ho;
+	struct bp_nvmeh_ctrl *c = NULL;
+
+	bp_nvmeh_opts_defaults(&ho);
+	snprintf(ho.subnqn, sizeof(ho.subnqn), NQN);
+	snprintf(ho.hostnqn, sizeof(ho.hostnqn), HOST_A);
+	ho.timeout_ms = 10000;
+	BPT_CHECK(bp_nvmeh_ctrl_connect(loop, (struct sockaddr *)&a, sizeof(a), &ho, 1, &c) == 0, "connect: %s",
+		  bp_last_error());
+	BPT_CHECK(bp_nvmeh_ctrl_io_queue(c, loop, 1, q) == 0, "I/O queue: %s", bp_last_error());
+	return c;
+}
+
+/* host_io - one read or write of the 4 KiB unit u (8 blocks of 512 bytes) of namespace 1. */
+static void host_io(struct bp_nvmeh_queue *q, bool write, uint64_t u, uint8_t *buf)
+{
+	uint8_t sqe[64];
+	int ret;
+
+	bp_nvmeh_sqe_rw(sqe, write, 1, u * 8, 8);
+	ret = bp_nvmeh_sync(q, sqe, buf, 4096, write, NULL, 10000);
+	BPT_CHECK(ret == 0, "%s of unit %llu: %d %s", write ? "write" : "read", (unsigned long long)u, ret,
+		  ret < 0 ? bp_last_error() : "");
+}
+
+static uint64_t target_deallocs(void)
+{
+	return bpt_nvmet_sum(tgt, false).total.deallocs;
+}
+
+/*
+ * trim_check - the first MiB of namespace 1 written full (not zeros), then a perf
+ * trim run of that MiB: every 4 KiB unit reads back either zeros (deallocated: the
+ * namespace says so, DLFEAT 001b) or its data untouched, the zeroed ones are as
+ * many as the target's Dataset Management commands say (sequential: the first
+ * ones; random: at most that many), and the trims are measured as fio's trim.
+ */
+static void trim_check(const char *rw)
+{
+	enum { UNITS = 256 };
+	static uint8_t buf[4096];
+	struct bp_loop *loop = NULL;
+	struct bp_nvmeh_queue *q = NULL;
+	struct bp_nvmeh_ctrl *c;
+	struct bp_nvmeh_ns_info ns;
+	struct perf_opts o;
+	struct bp_mode m;
+	uint64_t d0, deallocs, zeroed = 0, first_kept = UNITS;
+	char what[64];
+
+	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block");
+	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "loop: %s", bp_last_error());
+	c = host(loop, &q);
+	BPT_CHECK(bp_nvmeh_identify_ns(c, 1, &ns) == 0, "Identify Namespace 1");
+	BPT_CHECK((ns.dlfeat & 7) == 1, "the ram namespace must say deallocated blocks read as zeros (DLFEAT %#x)",
+		  ns.dlfeat);
+	for (uint64_t u = 0; u < UNITS; u++) {
+		memset(buf, 0xa5 ^ (int)u, sizeof(buf));
+		host_io(q, true, u, buf);
+	}
+	d0 = target_deallocs();
+	OPTS(&o, "--rw", rw, "--size", "1M", "--bs", "4k", "--iodepth", "4", "--runtime", "0.2");
+	snprintf(what, sizeof(what), "--rw %s (Dataset Management)", rw);
+	run_ok(&o, what);
+	deallocs = target_deallocs() - d0;
+	BPT_CHECK(res.tr.ios > 0 && res.rd.ios == 0 && res.wr.ios == 0, "%s: %llu trims, %llu reads, %llu writes", what,
+		  (unsigned long long)res.tr.ios, (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	BPT_CHECK(res.tr.bytes == res.tr.ios * 4096, "%s: trim bytes %llu for %llu trims", what,
+		  (unsigned long long)res.tr.bytes, (unsigned long long)res.tr.ios);
+	BPT_CHECK(deallocs >= res.tr.ios, "%s: the target saw %llu deallocates for %llu measured trims", what,
+		  (unsigned long long)deallocs, (unsigned long long)res.tr.ios);
+	for (uint64_t u = 0; u < UNITS; u++) {
+		bool zero = true, kept = true;
+
+		host_io(q, false, u, buf);
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			zero &= buf[i] == 0;
+			kept &= buf[i] == (uint8_t)(0xa5 ^ u);
+		}
+		BPT_CHECK(zero || kept, "%s: unit %llu is neither deallocated (zeros) nor its data", what,
+			  (unsigned long long)u);
+		zeroed += zero;
+		if (!zero && first_kept == UNITS)
+			first_kept = u;
+		BPT_CHECK(!zero || first_kept == UNITS || strcmp(rw, "trim"),
+			  "sequential trims must deallocate from the start: unit %llu zeroed after %llu kept", (unsigned long long)u,
+			  (unsigned long long)first_kept);
+	}
+	BPT_CHECK(zeroed > 0, "%s: no unit reads as deallocated", what);
+	if (!strcmp(rw, "trim"))
+		BPT_CHECK(zeroed == (deallocs < UNITS ? deallocs : UNITS), "%s: %llu units zeroed by %llu deallocates", what,
+			  (unsigned long long)zeroed, (unsigned long long)deallocs);
+	else
+		BPT_CHECK(zeroed <= deallocs, "%s: %llu units zeroed by %llu deallocates", what, (unsigned long long)zeroed,
+			  (unsigned long long)deallocs);
+	printf("ok   %-44s %llu trims, %llu of %d units read back as zeros\n", what, (unsigned long long)res.tr.ios,
+	       (unsigned long long)zeroed, UNITS);
+	bp_nvmeh_queue_close(q);
+	bp_nvmeh_ctrl_disconnect(c);
+	bp_loop_destroy(loop);
+}
+
+static void test_trim(void)
+{
+	trim_check("trim");
+	trim_check("randtrim");
+}
+
 static volatile sig_atomic_t stop_flag;
 
 /* target_ios - reads and writes the target's live queues have taken so far. */
@@ -379,6 +496,7 @@ int main(void)
 	test_refusals();
 	test_verify_mismatch();
 	test_io_error();
+	test_trim();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);

@@ -6,7 +6,8 @@
 # naming the option. No target is needed for the table: an accepted command
 # line gets as far as connecting to a closed port (exit 1, "cannot connect").
 # Then one short run of --rw=rw (fio's sequential mixed pattern) against a
-# RAM target proves it does I/O both ways.
+# RAM target proves it does I/O both ways, and one of --rw=randtrim that its
+# trims land in fio's trim block.
 set -u
 
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -65,9 +66,11 @@ row noted "--randrepeat (ignored" --randrepeat=0
 row noted "--cpus_allowed (ignored" --cpus_allowed=0-1
 row noted "--ioengine (implied.*--name (ignored.*--group_reporting" --ioengine=io_uring --name=x \
 	--group_reporting --direct=1 --name=y
+row accepted "" --rw=trim --bs=64k
+row accepted "" --readwrite=randtrim
 # refused, naming the option
-row refused "--rw trim" --rw=trim
-row refused "--rw randtrim" --rw=randtrim
+row refused "--verify with --rw trim" --rw=trim --verify
+row refused "--rwmixread applies to --rw randrw and rw only (this is --rw randtrim)" --rw=randtrim --rwmixread=50
 row refused "--rw bogus" --rw=bogus
 row refused "--direct 0" --direct=0
 row refused "--output-format terse" --output-format=terse
@@ -103,5 +106,21 @@ reads = [v.get("ios", 0) for v in find(d, "read") if isinstance(v, dict)]
 writes = [v.get("ios", 0) for v in find(d, "write") if isinstance(v, dict)]
 assert reads and max(reads) > 0, "rwmixread 50 must read: %r" % reads
 assert writes and max(writes) > 0, "rwmixread 50 must write too: %r" % writes
+PY
+
+# --rw=randtrim: Dataset Management, in fio's trim block (read and write blocks empty)
+timeout 60 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --rw=randtrim --iodepth=4 \
+	--runtime 0.5 --interval 0 --output-format=json >"$tmp/out" 2>"$tmp/err" ||
+	die "perf --rw=randtrim failed: $(cat "$tmp/err")"
+python3 - "$tmp/out" <<'PY' || fail "perf --rw=randtrim json: $(cat "$tmp/out")"
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+assert job["job options"]["rw"] == "randtrim", job["job options"]
+t, r, w = job["trim"], job["read"], job["write"]
+assert t["total_ios"] > 0 and t["iops"] > 0, "fio's trim block must count the trims: %r" % t
+assert t["io_bytes"] == t["total_ios"] * 4096, "a trim is bs bytes, as fio counts it: %r" % t
+assert t["clat_ns"]["N"] == t["total_ios"] and t["lat_ns"]["N"] == t["total_ios"], t
+assert r["total_ios"] == 0 and w["total_ios"] == 0, "a trim run reads and writes nothing"
+assert job["busypoll"]["trim"]["ios"] == t["total_ios"], "busypoll's own trim block agrees"
 PY
 bpt_end

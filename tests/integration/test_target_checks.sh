@@ -6,7 +6,7 @@
 # than this machine's memory refused unless --ram-beyond-memory says they are
 # meant, and a file the target creates with size= but cannot size is removed
 # again (size=100T leaves no 0-byte file); perf refuses a job that writes to a
-# write-protected namespace from Identify Namespace, before any I/O; as root, a
+# write-protected namespace from Identify Namespace, before any I/O (a trim too); as root, a
 # mounted block device (a loop device with ext4 on it) is refused naming where.
 set -u
 
@@ -75,6 +75,8 @@ P=(perf --target "127.0.0.1:$port" --nqn "$NQN" --runtime 0.3 --interval 0 -q)
 refused "--rw write: namespace 1 of $NQN is write protected" "${P[@]}" --rw=write
 refused "--rw randrw: namespace 1 .* write protected" "${P[@]}" --rw=randrw
 refused "--rw randread --verify: namespace 1 .* write protected.*without --verify" "${P[@]}" --rw=randread --verify
+refused "--rw trim: namespace 1 .* write protected" "${P[@]}" --rw=trim
+refused "--rw randtrim: namespace 1 .* write protected" "${P[@]}" --rw=randtrim
 timeout 60 "$BP" "${P[@]}" --rw=randread >"$tmp/out" 2>"$tmp/err" ||
 	fail "reads of a write-protected namespace must run: $(cat "$tmp/err")"
 

@@ -42,6 +42,9 @@ struct bpt_nvmet_sum bpt_nvmet_sum(struct bp_nvmet *t, bool live_only)
 		s->poll_passes += q->poll_passes;
 		s->idle_exits += q->idle_exits;
 		s->r2ts += q->r2ts;
+		s->write_zeroes += q->write_zeroes;
+		s->deallocs += q->deallocs;
+		s->storage_errors += q->storage_errors;
 	}
 	return sum;
 }

@@ -167,7 +167,17 @@ static void test_rwmix(void **state)
 	assert_true(perf_rw_reads(&o) && perf_rw_writes(&o));
 	assert_int_equal(PARSE(T, "--rw=readwrite"), 0);
 	assert_int_equal(o.rw, PERF_RW_RW);
-	EXPECT_ERR("--rw trim: perf's initiator does not send Dataset Management", T, "--rw", "trim");
+	/* fio's trims: Dataset Management deallocate, neither reads nor writes, no mix, no --verify */
+	assert_int_equal(PARSE(T, "--rw", "trim"), 0);
+	assert_int_equal(o.rw, PERF_RW_TRIM);
+	assert_true(perf_rw_trims(&o) && !perf_rw_reads(&o) && !perf_rw_writes(&o) && !perf_rw_random(o.rw));
+	assert_int_equal(PARSE(T, "--readwrite=randtrim"), 0);
+	assert_int_equal(o.rw, PERF_RW_RANDTRIM);
+	assert_true(perf_rw_trims(&o) && perf_rw_random(o.rw));
+	EXPECT_ERR("--verify with --rw trim: a trim deallocates", T, "--rw", "trim", "--verify");
+	EXPECT_ERR("--verify with --rw randtrim", T, "--rw=randtrim", "--verify=crc32c");
+	EXPECT_ERR("--rwmixread applies to --rw randrw and rw only (this is --rw trim)", T, "--rw", "trim",
+		   "--rwmixread", "50");
 }
 
 static void test_values(void **state)

@@ -40,7 +40,7 @@ struct perf_io {
 	uint64_t submit_ns;
 	uint32_t newgen;         /* --verify write: the generation it stamps */
 	uint16_t status;
-	bool write;
+	uint8_t ddir;            /* enum perf_ddir */
 	uint8_t state;
 };
 
@@ -67,7 +67,7 @@ struct perf_job {
 	uint64_t unit_lo, unit_hi, cursor;
 	uint64_t rng;
 	uint32_t *gen;           /* --verify: per unit of [unit_lo, unit_hi) */
-	struct perf_dir rd, wr;  /* measured */
+	struct perf_dir dir[PERF_DDIRS]; /* measured, by enum perf_ddir */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
 	uint32_t napi_id;        /* of its queue's socket (0: loopback or none), read at teardown */

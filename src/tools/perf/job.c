@@ -94,13 +94,13 @@ static bool unit_busy(const struct perf_job *j, uint64_t unit)
  * flight: the slice holds more units than iodepth (checked by the run), so a
  * free one always exists.
  */
-static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
+static bool pick(struct perf_job *j, enum perf_ddir *ddir, uint64_t *unit)
 {
 	const struct perf_opts *o = j->ctx->o;
 	uint64_t span = j->unit_hi - j->unit_lo, u = j->unit_lo;
 
 	if (j->phase == PJ_PREFILL) {
-		*write = true;
+		*ddir = PERF_DDIR_WRITE;
 		*unit = j->cursor++;
 		return true;
 	}
@@ -109,25 +109,29 @@ static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
 			j->cursor++;
 		if (j->cursor == j->unit_hi)
 			return false;
-		*write = false;
+		*ddir = PERF_DDIR_READ;
 		*unit = j->cursor++;
 		return true;
 	}
 	switch (o->rw) {
 	case PERF_RW_READ:
 	case PERF_RW_RANDREAD:
-		*write = false;
+		*ddir = PERF_DDIR_READ;
 		break;
 	case PERF_RW_WRITE:
 	case PERF_RW_RANDWRITE:
-		*write = true;
+		*ddir = PERF_DDIR_WRITE;
 		break;
 	case PERF_RW_RANDRW:
 	case PERF_RW_RW:
-		*write = rnd_below(j, 100) >= (uint64_t)o->rwmixread;
+		*ddir = rnd_below(j, 100) >= (uint64_t)o->rwmixread ? PERF_DDIR_WRITE : PERF_DDIR_READ;
+		break;
+	case PERF_RW_TRIM:
+	case PERF_RW_RANDTRIM:
+		*ddir = PERF_DDIR_TRIM;
 		break;
 	}
-	if (o->rw == PERF_RW_READ || o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RW) {
+	if (!perf_rw_random(o->rw)) {
 		for (uint64_t tries = 0; tries < span; tries++) {
 			if (j->cursor >= j->unit_hi)
 				j->cursor = j->unit_lo;
@@ -157,16 +161,18 @@ static bool submit_one(struct perf_job *j)
 	uint32_t slot = j->freelist[j->nfree - 1];
 	struct perf_io *io = &j->ios[slot];
 	uint64_t unit = 0, lba;
+	enum perf_ddir ddir = PERF_DDIR_READ;
 	uint8_t sqe[64];
-	bool write = false;
+	bool write;
 	int ret;
 
-	if (!pick(j, &write, &unit))
+	if (!pick(j, &ddir, &unit))
 		return false;
+	write = ddir == PERF_DDIR_WRITE;
 	j->nfree--;
 	lba = (ctx->region_offset + unit * o->bs) / ctx->block_size;
 	io->unit = unit;
-	io->write = write;
+	io->ddir = (uint8_t)ddir;
 	io->status = 0;
 	if (j->gen) {
 		uint32_t *g = &j->gen[unit - j->unit_lo];
@@ -181,11 +187,18 @@ static bool submit_one(struct perf_job *j)
 	}
 	if (write)
 		j->wrote = true;
-	bp_nvmeh_sqe_rw(sqe, write, ctx->nsid, lba, ctx->lbas_per_io);
+	if (ddir == PERF_DDIR_TRIM) {
+		/* fio's trim: one Dataset Management deallocate of the bs-sized range; its data is the range */
+		bp_nvmeh_dsm_range(io->buf, lba, ctx->lbas_per_io);
+		bp_nvmeh_sqe_dsm(sqe, ctx->nsid, 1);
+	} else {
+		bp_nvmeh_sqe_rw(sqe, write, ctx->nsid, lba, ctx->lbas_per_io);
+	}
 	io->state = IO_INFLIGHT;
 	io->submit_ns = bp_now_ns();
 	j->busy++;
-	ret = bp_nvmeh_submit(j->q, sqe, io->buf, o->bs, write, io_done, io);
+	ret = bp_nvmeh_submit(j->q, sqe, io->buf, ddir == PERF_DDIR_TRIM ? BP_NVME_DSM_RANGE_LEN : o->bs,
+			      ddir != PERF_DDIR_READ, io_done, io);
 	if (ret) {
 		/* Nothing was queued for it: the queue failed under us (its error says why). */
 		io->state = IO_FREE;
@@ -250,7 +263,7 @@ static void io_status_fail(struct perf_job *j, const struct perf_io *io)
 	char s[96];
 
 	job_fail(j, "target %s, job %d: %s of %u block%s at LBA %" PRIu64 " (nsid %u) failed: %s", ctx->addr, j->idx,
-		 io->write ? "write" : "read", ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
+		 io->ddir == PERF_DDIR_TRIM ? "trim (deallocate)" : perf_ddir_name(io->ddir), ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
 		 bp_nvme_status_str(io->status, s, sizeof(s)));
 }
 
@@ -270,7 +283,7 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 	if (j->gen) {
 		uint32_t *g = &j->gen[io->unit - j->unit_lo];
 
-		if (io->write) {
+		if (io->ddir == PERF_DDIR_WRITE) {
 			*g = io->newgen;
 		} else {
 			uint64_t lba = (ctx->region_offset + io->unit * o->bs) / ctx->block_size;
@@ -290,7 +303,7 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 		}
 	}
 	if (j->w.phase == RUN_MEASURE && j->phase == PJ_IO) {
-		struct perf_dir *d = io->write ? &j->wr : &j->rd;
+		struct perf_dir *d = &j->dir[io->ddir];
 
 		d->ios++;
 		d->bytes += o->bs;
@@ -452,8 +465,8 @@ struct perf_job *perf_job_new(struct perf_ctx *ctx, int idx)
 	}
 	j->cursor = j->unit_lo;
 	j->rng = bp_now_ns() ^ ((uint64_t)idx << 48) ^ (uint64_t)(uintptr_t)j;
-	bp_hist_init(&j->rd.hist);
-	bp_hist_init(&j->wr.hist);
+	for (int d = 0; d < PERF_DDIRS; d++)
+		bp_hist_init(&j->dir[d].hist);
 	return j;
 oom:
 	perf_job_free(j);

@@ -77,8 +77,20 @@ const char *perf_rw_name(enum perf_rw rw)
 	case PERF_RW_RANDWRITE: return "randwrite";
 	case PERF_RW_RANDRW: return "randrw";
 	case PERF_RW_RW: return "rw";
+	case PERF_RW_TRIM: return "trim";
+	case PERF_RW_RANDTRIM: return "randtrim";
 	}
 	return "?";
+}
+
+const char *perf_ddir_name(enum perf_ddir d)
+{
+	return d == PERF_DDIR_READ ? "read" : d == PERF_DDIR_WRITE ? "write" : "trim";
+}
+
+bool perf_rw_random(enum perf_rw rw)
+{
+	return rw == PERF_RW_RANDREAD || rw == PERF_RW_RANDWRITE || rw == PERF_RW_RANDRW || rw == PERF_RW_RANDTRIM;
 }
 
 bool perf_rw_mixed(enum perf_rw rw)
@@ -94,6 +106,11 @@ bool perf_rw_reads(const struct perf_opts *o)
 bool perf_rw_writes(const struct perf_opts *o)
 {
 	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (perf_rw_mixed(o->rw) && o->rwmixread < 100);
+}
+
+bool perf_rw_trims(const struct perf_opts *o)
+{
+	return o->rw == PERF_RW_TRIM || o->rw == PERF_RW_RANDTRIM;
 }
 
 /* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
@@ -334,10 +351,22 @@ static int parse_digest(const struct opt_spec *sp, const char *name, const char 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* --rw's words, fio's: the first five are enum perf_rw; rw and readwrite are PERF_RW_RW; trims are refused. */
+/* --rw's words, fio's: the first five are enum perf_rw; rw and readwrite are PERF_RW_RW; then the trims. */
 static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "randrw",
 					"rw", "readwrite", "trim", "randtrim", NULL };
 enum { RW_GIVEN_RW = 5, RW_GIVEN_READWRITE, RW_GIVEN_TRIM, RW_GIVEN_RANDTRIM };
+
+/* rw_of_given - --rw's word (its index in rw_names) as the pattern. */
+static enum perf_rw rw_of_given(int given)
+{
+	switch (given) {
+	case RW_GIVEN_RW:
+	case RW_GIVEN_READWRITE: return PERF_RW_RW;
+	case RW_GIVEN_TRIM: return PERF_RW_TRIM;
+	case RW_GIVEN_RANDTRIM: return PERF_RW_RANDTRIM;
+	default: return (enum perf_rw)given;
+	}
+}
 
 /* A fio option that does not apply: accepted, its reason (help) said once (parse_noted). */
 #define NOTED(nm, why) { .name = nm, .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN | OPT_F_REPEAT, \
@@ -359,7 +388,8 @@ static const struct opt_spec perf_specs[] = {
 	{ .name = "io-timeout", .kind = OPT_CUSTOM, .parse = parse_io_timeout, .arg = "S",
 	  .help = "a command unanswered S seconds fails the run\n(default 30, as Linux's nvme_core.io_timeout)" },
 	{ .name = "rw", .kind = OPT_CHOICE, PF(rw_given), .choices = rw_names, .arg = "PATTERN",
-	  .help = "read, write, randread, randwrite, randrw, rw\n(= readwrite: sequential, mixed)", .dflt = OPT_DFLT_FIELD },
+	  .help = "read, write, randread, randwrite, randrw, rw\n(= readwrite: sequential, mixed), trim, randtrim\n"
+		  "(Dataset Management deallocate, bs per trim)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "readwrite", .kind = OPT_CHOICE, .flags = OPT_F_HIDDEN, PF(rw_given), .choices = rw_names,
 	  .alias_of = "rw" },
 	{ .name = "rwmixread", .kind = OPT_INT, PF(rwmixread), .lo = 0, .hi = 100, .arg = "PCT",
@@ -466,13 +496,14 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 		o->rwmixread = 100 - o->rwmixwrite;
 		mixr = true;
 	}
-	if (o->rw_given == RW_GIVEN_TRIM || o->rw_given == RW_GIVEN_RANDTRIM)
-		return tool_fail(err, errlen, "--rw %s: perf's initiator does not send Dataset Management "
-				 "(deallocate) yet: no trims", rw_names[o->rw_given]);
-	o->rw = o->rw_given >= RW_GIVEN_RW ? PERF_RW_RW : (enum perf_rw)o->rw_given;
+	o->rw = rw_of_given(o->rw_given);
 	if (mixr && o->rw != PERF_RW_RANDRW && o->rw != PERF_RW_RW)
 		return tool_fail(err, errlen, "--rwmix%s applies to --rw randrw and rw only (this is --rw %s)",
 				 mixw ? "write" : "read", perf_rw_name(o->rw));
+	if (o->verify && perf_rw_trims(o))
+		return tool_fail(err, errlen, "--verify with --rw %s: a trim deallocates, and what deallocated blocks "
+				 "read back is the target's to say (DLFEAT), not a stamp: nothing to verify",
+				 perf_rw_name(o->rw));
 	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");
 	o->spawn = opt_given(seen, "spawn-target") > 0;

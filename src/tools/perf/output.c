@@ -56,7 +56,7 @@ void perf_emit_result(struct emit *e, const char *key, const struct perf_result 
 {
 	const struct perf_opts *o = &r->opts;
 	const struct perf_target_stats *t = &r->target;
-	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes + r->tr.bytes };
 	uint64_t ios = all.ios;
 	int64_t cpus[PERF_MAX_JOBS];
 	int ncpus = o->ncpus < PERF_MAX_JOBS ? o->ncpus : PERF_MAX_JOBS;
@@ -112,6 +112,7 @@ void perf_emit_result(struct emit *e, const char *key, const struct perf_result 
 	emit_latency(e, "latency_us", &r->all);
 	emit_dir(e, "read", r, &r->rd);
 	emit_dir(e, "write", r, &r->wr);
+	emit_dir(e, "trim", r, &r->tr);
 
 	/* the shared evidence, per I/O: perf's unit (tools/harness/evidence.h) */
 	ev_emit(e, "initiator", &r->initiator, ios, "io", false);
@@ -227,7 +228,7 @@ static void print_table(FILE *out, const struct perf_result *r)
 {
 	const struct perf_opts *o = &r->opts;
 	const struct perf_target_stats *t = &r->target;
-	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+	struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes + r->tr.bytes };
 	uint64_t ios = all.ios;
 	char a[32], b[32];
 
@@ -271,6 +272,8 @@ static void print_table(FILE *out, const struct perf_result *r)
 		print_dir(out, "read", r, &r->rd, &r->rd.hist);
 	if (r->wr.ios || o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE)
 		print_dir(out, "write", r, &r->wr, &r->wr.hist);
+	if (r->tr.ios || perf_rw_trims(o))
+		print_dir(out, "trim", r, &r->tr, &r->tr.hist);
 	if (r->rd.ios && r->wr.ios)
 		print_dir(out, "total", r, &all, &r->all);
 	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO\n",
@@ -324,7 +327,7 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 		"CPU us/IO", "target us/IO");
 	for (int i = 0; i < n; i++) {
 		const struct perf_result *r = &rows[i];
-		struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes };
+		struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes + r->tr.bytes };
 		char tcpu[32] = "-";
 
 		if (r->target.valid)

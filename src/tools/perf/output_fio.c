@@ -43,11 +43,9 @@ static void emit_lat(struct emit *e, const char *key, const struct bp_hist *h, b
 	em_end(e);
 }
 
-/* emit_ddir - one of fio's read/write/trim blocks; d NULL: a direction perf never runs (zeros, null latency). */
-static void emit_ddir(struct emit *e, const char *key, const struct perf_result *r, const struct perf_dir *d)
+/* emit_ddir - one of fio's read/write/trim blocks: a direction with no I/O has zeros and null latencies. */
+static void emit_ddir(struct emit *e, const char *key, const struct perf_result *r, const struct perf_dir *x)
 {
-	static const struct perf_dir none;
-	const struct perf_dir *x = d ? d : &none;
 	double bw = r->seconds > 0 ? (double)x->bytes / r->seconds : 0;
 
 	em_begin(e, key, false);
@@ -91,7 +89,7 @@ static void emit_job(struct emit *e, const struct perf_result *r)
 	em_end(e);
 	emit_ddir(e, "read", r, &r->rd);
 	emit_ddir(e, "write", r, &r->wr);
-	emit_ddir(e, "trim", r, NULL);
+	emit_ddir(e, "trim", r, &r->tr);
 	em_u64(e, "job_runtime", (uint64_t)(r->seconds * 1e3 + 0.5));
 	em_double(e, "usr_cpu", wall_us > 0 ? 100.0 * (double)r->initiator.utime_us / wall_us : 0);
 	em_double(e, "sys_cpu", wall_us > 0 ? 100.0 * (double)r->initiator.stime_us / wall_us : 0);

@@ -40,8 +40,15 @@
 #define PERF_MAX_BS (16u << 20)
 #define PERF_DEFAULT_PORT 4420
 
-/* PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by rwmixread. */
-enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW, PERF_RW_RW };
+/*
+ * PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by
+ * rwmixread. PERF_RW_TRIM, PERF_RW_RANDTRIM: fio's trim and randtrim, each I/O one
+ * Dataset Management deallocate of a bs-sized range.
+ */
+enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW, PERF_RW_RW,
+	       PERF_RW_TRIM, PERF_RW_RANDTRIM };
+/* An I/O's direction, fio's ddir: the read, write and trim blocks of the output. */
+enum perf_ddir { PERF_DDIR_READ, PERF_DDIR_WRITE, PERF_DDIR_TRIM, PERF_DDIRS };
 
 struct perf_opts {
 	TOOL_COMMON;               /* quiet (no progress lines), format */
@@ -147,9 +154,14 @@ void perf_opts_resolve(struct perf_opts *o);
 const char *perf_rw_name(enum perf_rw rw);
 /* perf_rw_mixed - does the pattern mix reads and writes by rwmixread (randrw, rw)? */
 bool perf_rw_mixed(enum perf_rw rw);
-/* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (a mixed one by its mix)? */
+/* perf_rw_reads / perf_rw_writes / perf_rw_trims - does the pattern read / write / trim at all (a mixed one by its mix)? */
 bool perf_rw_reads(const struct perf_opts *o);
 bool perf_rw_writes(const struct perf_opts *o);
+bool perf_rw_trims(const struct perf_opts *o);
+/* perf_rw_random - are the pattern's offsets random (randread, randwrite, randrw, randtrim)? */
+bool perf_rw_random(enum perf_rw rw);
+/* perf_ddir_name - "read", "write", "trim". */
+const char *perf_ddir_name(enum perf_ddir d);
 
 /* ---- verify: each logical block stamped with its LBA, a generation, the run, a CRC ---- */
 
@@ -257,7 +269,7 @@ struct perf_result {
 	uint32_t max_transfer, incapsule, queue_depth;
 	/* measured */
 	double seconds;
-	struct perf_dir rd, wr;
+	struct perf_dir rd, wr, tr; /* fio's read, write and trim */
 	struct bp_hist all;
 	struct evidence initiator; /* every job over the measured interval (tools/harness/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
@@ -271,6 +283,8 @@ struct perf_result {
 };
 
 /* Derived figures. */
+/* perf_result_dir - the result's figures of direction d (rd, wr or tr). */
+const struct perf_dir *perf_result_dir(const struct perf_result *r, enum perf_ddir d);
 double perf_iops(const struct perf_result *r, const struct perf_dir *d);
 double perf_mbps(const struct perf_result *r, const struct perf_dir *d);   /* 10^6 bytes/s, as fio's MB/s */
 double perf_mibps(const struct perf_result *r, const struct perf_dir *d);  /* 2^20 bytes/s */
