@@ -3,7 +3,9 @@
  * busypoll perf against our target, in one process, over loopback: every --rw
  * pattern with --verify on a ram namespace (512-byte blocks) and a file one
  * (4096-byte blocks), several jobs; trims (Dataset Management deallocate) read
- * back as zeros, as the namespace's DLFEAT says; 1 MiB blocks through R2T; digests on; fio's
+ * back as zeros, as the namespace's DLFEAT says; the open loop (--rate_iops)
+ * per direction, its latency from the intended issue time the sum of the issue
+ * lag and the latency from the issue; 1 MiB blocks through R2T; digests on; fio's
  * batch and reap settings (polling with complete_min 0); every host wait mode;
  * Ctrl-C's partial result; and the failures said in one line: a disallowed
  * host, an unknown NQN, a target that is not there, options that do not fit
@@ -447,6 +449,43 @@ static void test_trim(void)
 	trim_check("randtrim");
 }
 
+/* ---- the open loop (--rate_iops): each I/O's latency from its intended issue time ---- */
+
+/* open_dir_check - one direction's open-loop figures: lat = clat + slat for every I/O, so the sums agree exactly. */
+static void open_dir_check(const struct perf_dir *d, const char *what)
+{
+	BPT_CHECK(d->clat.count == d->ios && d->slat.count == d->ios && d->hist.count == d->ios,
+		  "%s: %llu I/Os, %llu lat, %llu clat, %llu slat samples", what, (unsigned long long)d->ios,
+		  (unsigned long long)d->hist.count, (unsigned long long)d->clat.count, (unsigned long long)d->slat.count);
+	BPT_CHECK(d->hist.sum == d->clat.sum + d->slat.sum, "%s: lat %llu ns in all is not clat %llu + slat %llu", what,
+		  (unsigned long long)d->hist.sum, (unsigned long long)d->clat.sum, (unsigned long long)d->slat.sum);
+	BPT_CHECK(d->late <= d->ios && d->queued <= d->ios, "%s: %llu late, %llu queued of %llu", what,
+		  (unsigned long long)d->late, (unsigned long long)d->queued, (unsigned long long)d->ios);
+}
+
+static void test_open_loop(void)
+{
+	struct perf_opts o;
+
+	OPTS(&o, "--rw", "randrw", "--rate_iops", "2000,1000", "--iodepth", "8", "--numjobs", "2", "--runtime", "0.5");
+	run_ok(&o, "open loop: --rate_iops 2000,1000, 2 jobs");
+	BPT_CHECK(res.rd.ios > 0 && res.wr.ios > 0, "both directions ran: %llu reads, %llu writes",
+		  (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	open_dir_check(&res.rd, "open loop reads");
+	open_dir_check(&res.wr, "open loop writes");
+	/* each direction at its own rate: about twice the reads of writes, whatever rwmixread */
+	BPT_CHECK(res.rd.ios > res.wr.ios, "reads at 2000/s, writes at 1000/s: %llu reads, %llu writes",
+		  (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	/* a schedule never issues more than it offers: 0.5 s x 3000/s x 2 jobs, and what the ramp-less start adds */
+	BPT_CHECK(perf_total_ios(&res) <= (uint64_t)(res.seconds * 6000) + 2 * 8 + 2,
+		  "the open loop issued more than its schedule: %llu I/Os in %.3f s",
+		  (unsigned long long)perf_total_ios(&res), res.seconds);
+	OPTS(&o, "--rw", "randread", "--iodepth", "8");
+	run_ok(&o, "closed loop: no open-loop figures");
+	BPT_CHECK(res.rd.clat.count == 0 && res.rd.slat.count == 0 && res.rd.late == 0 && res.behind == 0,
+		  "a closed loop recorded open-loop figures");
+}
+
 static volatile sig_atomic_t stop_flag;
 
 /* target_ios - reads and writes the target's live queues have taken so far. */
@@ -497,6 +536,7 @@ int main(void)
 	test_verify_mismatch();
 	test_io_error();
 	test_trim();
+	test_open_loop();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);

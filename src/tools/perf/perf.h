@@ -32,6 +32,7 @@
 
 #include "tools/remote/agent_client.h"
 #include "tools/common/opt.h"
+#include "tools/harness/arrivals.h"
 #include "tools/harness/evidence.h"
 
 #define PERF_MAX_JOBS 64
@@ -39,6 +40,8 @@
 #define PERF_MAX_IODEPTH 4096
 #define PERF_MAX_BS (16u << 20)
 #define PERF_DEFAULT_PORT 4420
+#define PERF_MAX_RATES 32          /* --sweep rate_iops=A,B,..: points */
+#define PERF_MAX_RATE_IOPS 1e8     /* --rate_iops per job and direction */
 
 /*
  * PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by
@@ -79,15 +82,25 @@ struct perf_opts {
 	uint64_t offset;           /* bytes: where the region starts */
 	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
 	bool verify;
+	/*
+	 * --rate_iops R[,W[,T]]: the open loop (fio's rate_iops, per job): I/Os per
+	 * second in each direction (enum perf_ddir), issued on a schedule whatever is in
+	 * flight; 0 = not limited. All 0: the closed loop.
+	 */
+	double rate_iops[PERF_DDIRS];
+	bool rate_poisson;         /* --rate_process poisson: exponential gaps (fio's; default linear: fixed gaps) */
 	bool fio_json;             /* --output-format=json: fio's json shape (perf_print_fio) */
 	struct bp_mode mode;
 	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool hdgst, ddgst;
 	uint32_t io_timeout_ms;    /* a command unanswered this long fails the run */
 	double interval_s;         /* progress lines on stderr (0 = none) */
-	/* --sweep numjobs=A..B, --spawn-target ARGS, --target-config ARGS... */
-	bool sweep;
+	/* --sweep numjobs=A..B, --sweep rate_iops=A,B,.., --spawn-target ARGS, --target-config ARGS... */
+	bool sweep;                /* numjobs */
 	int sweep_lo, sweep_hi;
+	int nrates;                /* rate_iops points (0: no rate sweep) */
+	double sweep_rate[PERF_MAX_RATES]; /* each an I/O rate per job in every direction, or a percentage */
+	bool sweep_pct[PERF_MAX_RATES];    /* ...of --rate_iops (each of its directions scaled) */
 	bool spawn;
 	char jobname[64];          /* the job file's job section, "" without one */
 	char notes[768];           /* "--ioengine (implied: ...); ..." : fio options that do not apply, said once */
@@ -162,6 +175,19 @@ bool perf_rw_trims(const struct perf_opts *o);
 bool perf_rw_random(enum perf_rw rw);
 /* perf_ddir_name - "read", "write", "trim". */
 const char *perf_ddir_name(enum perf_ddir d);
+/* perf_rw_uses - does the pattern issue I/O in direction d (a mixed one by its mix)? */
+bool perf_rw_uses(const struct perf_opts *o, enum perf_ddir d);
+/* perf_open_loop - --rate_iops: are I/Os issued on a schedule (an open loop) rather than as slots free up? */
+bool perf_open_loop(const struct perf_opts *o);
+/* perf_offered_iops - the schedule's I/Os per second per job, over the directions the pattern issues. */
+double perf_offered_iops(const struct perf_opts *o);
+/* perf_rates_text - --rate_iops as fio writes it: "R" when every direction has it, else "R,W,T". */
+void perf_rates_text(char *buf, size_t len, const struct perf_opts *o);
+/*
+ * perf_sweep_rate - o with the rate of --sweep rate_iops point i: a value in every
+ * direction the pattern issues, or a percentage of o's --rate_iops (each direction).
+ */
+void perf_sweep_rate(struct perf_opts *o, int i);
 
 /* ---- verify: each logical block stamped with its LBA, a generation, the run, a CRC ---- */
 
@@ -245,7 +271,17 @@ int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npe
 struct perf_dir {
 	uint64_t ios;
 	uint64_t bytes;
-	struct bp_hist hist;      /* latency, ns: submit to reap, as fio's lat */
+	/*
+	 * Latency, ns, to the reap (fio takes completion time there too): fio's lat, from
+	 * the I/O's intended issue time in the open loop (--rate_iops: the queueing
+	 * behind a slow target included), from its submission in the closed loop.
+	 */
+	struct bp_hist hist;
+	/* the open loop only */
+	struct bp_hist clat;      /* from its submission: fio's clat */
+	struct bp_hist slat;      /* from its intended issue time to its submission: how late it went out */
+	uint64_t late;            /* went out more than ARRIVALS_LATE_NS after its intended time */
+	uint64_t queued;          /* due while iodepth I/Os were in flight: went out when one completed */
 };
 
 struct perf_job_result {
@@ -271,6 +307,7 @@ struct perf_result {
 	double seconds;
 	struct perf_dir rd, wr, tr; /* fio's read, write and trim */
 	struct bp_hist all;
+	uint64_t behind;          /* the open loop: I/Os due by the end of the interval and never issued */
 	struct evidence initiator; /* every job over the measured interval (tools/harness/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
 	struct perf_target_stats target;

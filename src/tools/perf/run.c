@@ -357,8 +357,13 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 
 			rd->ios += j->dir[d].ios;
 			rd->bytes += j->dir[d].bytes;
+			rd->late += j->dir[d].late;
+			rd->queued += j->dir[d].queued;
 			bp_hist_merge(&rd->hist, &j->dir[d].hist);
+			bp_hist_merge(&rd->clat, &j->dir[d].clat);
+			bp_hist_merge(&rd->slat, &j->dir[d].slat);
 		}
+		res->behind += j->behind;
 		if (j->w.start.loop.ns < first)
 			first = j->w.start.loop.ns;
 		if (j->w.end.loop.ns > last)
@@ -388,9 +393,13 @@ static void result_init(struct perf_result *res, const struct perf_opts *o, int 
 	res->opts = *o;
 	res->opts.numjobs = numjobs;
 	res->numjobs = numjobs;
-	bp_hist_init(&res->rd.hist);
-	bp_hist_init(&res->wr.hist);
-	bp_hist_init(&res->tr.hist);
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		struct perf_dir *x = (struct perf_dir *)perf_result_dir(res, (enum perf_ddir)d);
+
+		bp_hist_init(&x->hist);
+		bp_hist_init(&x->clat);
+		bp_hist_init(&x->slat);
+	}
 	bp_hist_init(&res->all);
 	bp_host_read(&host);
 	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
