@@ -45,6 +45,7 @@ struct bpt_nvmet_sum bpt_nvmet_sum(struct bp_nvmet *t, bool live_only)
 		s->write_zeroes += q->write_zeroes;
 		s->deallocs += q->deallocs;
 		s->storage_errors += q->storage_errors;
+		s->polls += q->polls;
 	}
 	return sum;
 }

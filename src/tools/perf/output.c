@@ -93,6 +93,35 @@ static void emit_open_loop(struct emit *e, const struct perf_result *r)
 	em_end(e);
 }
 
+/*
+ * emit_proof - did each polling side poll (perf_unproven, EV_PROOF_MIN per I/O)?
+ * A side that does not poll, or whose counters are not known (a target we did not
+ * spawn), is null rather than false.
+ */
+static void emit_proof(struct emit *e, const struct perf_result *r)
+{
+	const struct perf_target_stats *t = &r->target;
+	unsigned f = perf_unproven(r);
+	bool host = bp_mode_is_busy_poll(&r->opts.mode), tpoll = t->valid && t->poll_known && t->poll_period_us,
+	     tbusy = t->valid && t->busy_poll_mode;
+
+	em_begin(e, "proof", false);
+	em_double(e, "min_per_io", EV_PROOF_MIN);
+	if (host)
+		em_bool(e, "host_unproven", f & PERF_UNPROVEN_HOST);
+	else
+		em_null(e, "host_unproven");
+	if (tpoll)
+		em_bool(e, "target_poll_unproven", f & PERF_UNPROVEN_TARGET_POLL);
+	else
+		em_null(e, "target_poll_unproven");
+	if (tbusy)
+		em_bool(e, "target_busy_poll_unproven", f & PERF_UNPROVEN_TARGET_BUSY);
+	else
+		em_null(e, "target_busy_poll_unproven");
+	em_end(e);
+}
+
 void perf_emit_result(struct emit *e, const char *key, const struct perf_result *r)
 {
 	const struct perf_opts *o = &r->opts;
@@ -169,12 +198,23 @@ void perf_emit_result(struct emit *e, const char *key, const struct perf_result 
 	em_u64(e, "errors", t->errors);
 	em_u64(e, "poll_passes", t->poll_passes);
 	em_u64(e, "idle_exits", t->idle_exits);
+	em_u64(e, "polls", t->polls);
 	em_u64(e, "bytes_in", t->bytes_in);
 	em_u64(e, "bytes_out", t->bytes_out);
 	em_u64(e, "cpu_us", t->cpu_us);
+	em_u64(e, "busy_poll_rx", t->busy_poll_rx);
 	em_double(e, "cpu_us_per_io", per_io(t->cpu_us, ios));
 	em_double(e, "poll_passes_per_io", per_io(t->poll_passes, ios));
+	em_double(e, "polls_per_io", ev_per(t->polls, ios));
+	em_double(e, "busy_poll_rx_per_io", ev_per(t->busy_poll_rx, ios));
+	em_known_string(e, "mode", t->mode, sizeof(t->mode));
+	if (t->poll_known)
+		em_u64(e, "poll_period_us", t->poll_period_us);
+	else
+		em_null(e, "poll_period_us");
 	em_end(e);
+
+	emit_proof(e, r);
 
 	em_begin(e, "verify", !o->verify);
 	em_u64(e, "blocks_checked", r->verified_blocks);
@@ -273,6 +313,29 @@ static void print_dir(FILE *out, const char *name, const struct perf_result *r, 
 		d->queued, 100.0 * (double)d->queued / (double)d->ios);
 }
 
+/*
+ * print_proof - the proof flag per side ('!', as compare's): a polling mode whose
+ * evidence per I/O is under EV_PROOF_MIN, and why when it is known (loopback has no
+ * NAPI to busy poll).
+ */
+static void print_proof(FILE *out, const struct perf_result *r)
+{
+	const struct perf_opts *o = &r->opts;
+	const struct perf_target_stats *t = &r->target;
+	unsigned f = perf_unproven(r);
+
+	if (f & PERF_UNPROVEN_HOST)
+		fprintf(out, "! host           %s busy-polls, but under %.2f BusyPollRxPackets per I/O: kernel busy polling "
+			"(almost) never ran%s\n", o->mode_text, EV_PROOF_MIN, r->initiator.n_napi_ids ? "" :
+			" (no queue had a NAPI id, as on loopback: nothing to busy poll)");
+	if (f & PERF_UNPROVEN_TARGET_POLL)
+		fprintf(out, "! target         poll mode (--poll-period-us %u), but under %.2f polls per I/O: its poll mode "
+			"(almost) never ran\n", t->poll_period_us, EV_PROOF_MIN);
+	if (f & PERF_UNPROVEN_TARGET_BUSY)
+		fprintf(out, "! target         %s busy-polls, but under %.2f BusyPollRxPackets per I/O in its namespace: "
+			"kernel busy polling (almost) never ran there\n", t->mode, EV_PROOF_MIN);
+}
+
 /* workload_line - "randread, bs 4096, iodepth 32 (submit 8, reap 1..32)": what a fio user checks first. */
 static void workload_line(FILE *out, const struct perf_opts *o)
 {
@@ -342,17 +405,24 @@ static void print_table(FILE *out, const struct perf_result *r)
 		print_dir(out, "trim", r, &r->tr, &r->tr.hist, open);
 	if (r->rd.ios && r->wr.ios)
 		print_dir(out, "total", r, &all, &r->all, false);
-	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO\n",
-		perf_cpu_us_per_io(r), per_io(r->initiator.utime_us, ios), per_io(r->initiator.stime_us, ios),
-		per_io(r->initiator.nvcsw + r->initiator.nivcsw, ios), per_io(r->initiator.syscalls, ios));
-	if (t->valid)
-		fprintf(out, "  target (ours)  CPU %.2f us/IO, %.2f poll passes/IO, %" PRIu64 " idle exits, %" PRIu64
-			" R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",
-			per_io(t->cpu_us, ios), per_io(t->poll_passes, ios), t->idle_exits, t->r2ts, t->errors, (int)t->pid,
-			t->queues, t->queues == 1 ? "" : "s");
-	if (bp_mode_is_busy_poll(&o->mode) && !r->initiator.n_napi_ids)
-		fprintf(out, "  note           %s asks the kernel to busy poll NAPI, but no queue had a NAPI id "
-			"(loopback has none): it had nothing to busy poll\n", o->mode_text);
+	fprintf(out, "  initiator CPU  %.2f us/IO (user %.2f, sys %.2f), %.3f context switches/IO, %.2f syscalls/IO, "
+		"%s BusyPollRxPackets/IO\n", perf_cpu_us_per_io(r), per_io(r->initiator.utime_us, ios),
+		per_io(r->initiator.stime_us, ios), per_io(r->initiator.nvcsw + r->initiator.nivcsw, ios),
+		per_io(r->initiator.syscalls, ios), ev_per_text(a, sizeof(a), ev_per(r->initiator.busy_poll_rx, ios)));
+	if (t->valid) {
+		char pm[32] = "poll mode unknown";
+
+		if (t->poll_known && t->poll_period_us)
+			snprintf(pm, sizeof(pm), "poll mode %u us", t->poll_period_us);
+		else if (t->poll_known)
+			snprintf(pm, sizeof(pm), "poll mode off");
+		fprintf(out, "  target (ours)  CPU %.2f us/IO, %.2f work passes/IO, %s polls/IO (%s), %" PRIu64
+			" idle exits, %s BusyPollRxPackets/IO (mode %s), %" PRIu64 " R2Ts, %" PRIu64 " errors (pid %d, %u queue%s)\n",
+			per_io(t->cpu_us, ios), per_io(t->poll_passes, ios), ev_per_text(a, sizeof(a), ev_per(t->polls, ios)),
+			pm, t->idle_exits, ev_per_text(b, sizeof(b), ev_per(t->busy_poll_rx, ios)),
+			t->mode[0] ? t->mode : "unknown", t->r2ts, t->errors, (int)t->pid, t->queues, t->queues == 1 ? "" : "s");
+	}
+	print_proof(out, r);
 	if (o->verify && r->failed[0]) {
 		/* never "no mismatch" under a failed run: the failure (above) may be the mismatch */
 		fprintf(out, "  verify         %" PRIu64 " blocks checked before the run failed (above): not verified\n",
@@ -378,6 +448,17 @@ void perf_print(FILE *out, const struct perf_result *r, enum tool_format format)
 		print_table(out, r);
 }
 
+/* row_mark - a sweep row's end: failed, interrupted, and '!' naming each side that did not poll (perf_unproven). */
+static const char *row_mark(const struct perf_result *r, char *buf, size_t len)
+{
+	unsigned f = perf_unproven(r);
+
+	snprintf(buf, len, "%s%s%s%s%s", r->failed[0] ? "  (failed)" : r->interrupted ? "  (interrupted)" : "",
+		 f ? "  ! no polling:" : "", f & PERF_UNPROVEN_HOST ? " host" : "",
+		 f & PERF_UNPROVEN_TARGET_POLL ? " target-poll-mode" : "", f & PERF_UNPROVEN_TARGET_BUSY ? " target-busy-poll" : "");
+	return buf;
+}
+
 /*
  * sweep_row_open - one open-loop row: offered and achieved load, latency from the
  * intended issue time (P50, P99, P99.99) and from the issue (P99), what went out
@@ -389,6 +470,7 @@ static void sweep_row_open(FILE *out, const struct perf_result *r, const char *t
 	struct perf_dir all = { .ios = perf_total_ios(r) };
 	struct bp_hist clat;
 	uint64_t late = 0;
+	char mark[96];
 
 	bp_hist_init(&clat);
 	for (int i = 0; i < PERF_DDIRS; i++) {
@@ -400,7 +482,7 @@ static void sweep_row_open(FILE *out, const struct perf_result *r, const char *t
 		(double)bp_hist_percentile(&r->all, 50) / 1e3, (double)bp_hist_percentile(&r->all, 99) / 1e3,
 		(double)bp_hist_percentile(&r->all, 99.99) / 1e3, (double)bp_hist_percentile(&clat, 99) / 1e3,
 		all.ios ? 100.0 * (double)late / (double)all.ios : 0, r->behind, perf_cpu_us_per_io(r), tcpu,
-		r->failed[0] ? "  (failed)" : r->interrupted ? "  (interrupted)" : "");
+		row_mark(r, mark, sizeof(mark)));
 }
 
 void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *config, const struct perf_result *rows,
@@ -430,7 +512,7 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 	for (int i = 0; i < n; i++) {
 		const struct perf_result *r = &rows[i];
 		struct perf_dir all = { .ios = perf_total_ios(r), .bytes = r->rd.bytes + r->wr.bytes + r->tr.bytes };
-		char tcpu[32] = "-";
+		char tcpu[32] = "-", mark[96];
 
 		if (r->target.valid)
 			snprintf(tcpu, sizeof(tcpu), "%.2f", per_io(r->target.cpu_us, all.ios));
@@ -440,7 +522,7 @@ void perf_print_sweep_block(FILE *out, const struct perf_opts *o, const char *co
 		}
 		fprintf(out, "  %7d %10.1f %14.1f %13.1f %12.2f %12s%s\n", r->numjobs, perf_iops(r, &all) / 1e3,
 			bp_hist_mean(&r->all) / 1e3, (double)bp_hist_percentile(&r->all, 99.99) / 1e3,
-			perf_cpu_us_per_io(r), tcpu, r->failed[0] ? "  (failed)" : r->interrupted ? "  (interrupted)" : "");
+			perf_cpu_us_per_io(r), tcpu, row_mark(r, mark, sizeof(mark)));
 	}
 	fputc('\n', out);
 }

@@ -219,9 +219,15 @@ struct perf_target_stats {
 	bool valid;
 	pid_t pid;
 	uint64_t commands, reads, writes, r2ts, errors, poll_passes, idle_exits;
+	uint64_t polls;            /* poll mode: passes of the poll work */
 	uint64_t bytes_in, bytes_out;
 	uint64_t cpu_us;           /* the whole target process, user + system */
+	uint64_t busy_poll_rx;     /* its network namespace's BusyPollRxPackets */
 	uint32_t queues;           /* our I/O queues found in its table */
+	uint32_t poll_period_us;   /* its --poll-period-us (0: poll mode off) */
+	bool poll_known;           /* it said its poll period (an older target does not) */
+	bool busy_poll_mode;       /* its engine wait mode busy-polls NAPI (--mode epoll:napi...) */
+	char mode[EV_MODE_LEN];    /* its engine wait mode */
 };
 
 struct perf_spawn;
@@ -318,6 +324,18 @@ struct perf_result {
 	bool measured;            /* the jobs got their go: the figures are a run's (maybe a cut-short one) */
 	char failed[256];         /* why the run failed ("" it did not): what it measured is kept */
 };
+
+/*
+ * The proof per I/O (as compare's '!'): a side that runs a polling mode, yet shows
+ * under EV_PROOF_MIN of that mode's evidence per I/O, polled (almost) never.
+ */
+enum {
+	PERF_UNPROVEN_HOST = 1u << 0,        /* the host's --mode busy-polls: BusyPollRxPackets per I/O */
+	PERF_UNPROVEN_TARGET_POLL = 1u << 1, /* our target's poll mode (--poll-period-us): polls per I/O */
+	PERF_UNPROVEN_TARGET_BUSY = 1u << 2, /* our target's --mode busy-polls: its BusyPollRxPackets per I/O */
+};
+/* perf_unproven - the PERF_UNPROVEN_* of a result (0 for a run with no I/O: nothing to judge). Pure. */
+unsigned perf_unproven(const struct perf_result *r);
 
 /* Derived figures. */
 /* perf_result_dir - the result's figures of direction d (rd, wr or tr). */

@@ -52,6 +52,24 @@ uint64_t perf_total_ios(const struct perf_result *r)
 	return r->rd.ios + r->wr.ios + r->tr.ios;
 }
 
+unsigned perf_unproven(const struct perf_result *r)
+{
+	const struct perf_target_stats *t = &r->target;
+	uint64_t ios = perf_total_ios(r);
+	unsigned f = 0;
+
+	if (!ios)
+		return 0;
+	if (bp_mode_is_busy_poll(&r->opts.mode) && r->initiator.valid &&
+	    ev_per(r->initiator.busy_poll_rx, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_HOST;
+	if (t->valid && t->poll_known && t->poll_period_us && ev_per(t->polls, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_TARGET_POLL;
+	if (t->valid && t->busy_poll_mode && ev_per(t->busy_poll_rx, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_TARGET_BUSY;
+	return f;
+}
+
 double perf_cpu_us_per_io(const struct perf_result *r)
 {
 	uint64_t n = perf_total_ios(r);
@@ -275,9 +293,13 @@ static void target_delta(struct perf_target_stats *d, const struct perf_target_s
 	d->valid = true;
 	d->pid = b->pid;
 	d->queues = b->queues;
+	d->poll_period_us = b->poll_period_us;
+	d->poll_known = b->poll_known;
+	d->busy_poll_mode = b->busy_poll_mode;
+	memcpy(d->mode, b->mode, sizeof(d->mode));
 #define D(f) d->f = b->f >= a->f ? b->f - a->f : 0;
-	D(commands) D(reads) D(writes) D(r2ts) D(errors) D(poll_passes) D(idle_exits) D(bytes_in) D(bytes_out)
-	D(cpu_us)
+	D(commands) D(reads) D(writes) D(r2ts) D(errors) D(poll_passes) D(idle_exits) D(polls) D(bytes_in)
+	D(bytes_out) D(cpu_us) D(busy_poll_rx)
 #undef D
 }
 
