@@ -486,6 +486,27 @@ static void test_open_loop(void)
 		  "a closed loop recorded open-loop figures");
 }
 
+/* --cpus_allowed (fio's): the jobs' threads run on the set only; split: job i on its own CPU of it. */
+static void test_cpus_allowed(void)
+{
+	struct perf_opts o;
+	int last = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	char cpu[16];
+
+	snprintf(cpu, sizeof(cpu), "%d", last);
+	OPTS(&o, "--rw", "randread", "--iodepth", "4", "--numjobs", "2", "--cpus_allowed", cpu);
+	run_ok(&o, "--cpus_allowed: both jobs on the last CPU");
+	for (int i = 0; i < 2; i++)
+		BPT_CHECK(res.jobs[i].ran_on == last && res.jobs[i].cpu == -1, "job %d ran on CPU %d (pinned %d), not %d", i,
+			  res.jobs[i].ran_on, res.jobs[i].cpu, last);
+	OPTS(&o, "--rw", "randread", "--iodepth", "4", "--numjobs", "2", "--cpus_allowed", last ? "0-1" : "0",
+	     "--cpus_allowed_policy", "split");
+	run_ok(&o, "--cpus_allowed_policy split: job i on the i-th CPU");
+	for (int i = 0; i < 2; i++)
+		BPT_CHECK(res.jobs[i].cpu == (last ? i : 0) && res.jobs[i].ran_on == res.jobs[i].cpu,
+			  "split: job %d pinned %d ran on %d", i, res.jobs[i].cpu, res.jobs[i].ran_on);
+}
+
 static volatile sig_atomic_t stop_flag;
 
 /* target_ios - reads and writes the target's live queues have taken so far. */
@@ -537,6 +558,7 @@ int main(void)
 	test_io_error();
 	test_trim();
 	test_open_loop();
+	test_cpus_allowed();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);

@@ -64,7 +64,8 @@ row noted "--name (ignored" --name=job1 --name=job2
 	fail "--name given twice must be said once, not per time given: $(cat "$tmp/err")"
 row noted "--filename (ignored" --filename=/dev/nvme0n1
 row noted "--randrepeat (ignored" --randrepeat=0
-row noted "--cpus_allowed (ignored" --cpus_allowed=0-1
+row accepted "" --cpus_allowed=0 --numjobs=2
+row accepted "" --cpus_allowed=0 --cpus_allowed_policy=split
 row noted "--ioengine (implied.*--name (ignored.*--group_reporting" --ioengine=io_uring --name=x \
 	--group_reporting --direct=1 --name=y
 row accepted "" --rate_iops=1000 --rw=randread
@@ -84,6 +85,7 @@ row refused "--rate_iops 500,: --rw randrw issues read and write: give a rate fo
 row refused "--rate_iops 1,2,3,4: at most three rates" --rate_iops=1,2,3,4
 row refused "--rate_process poisson needs --rate_iops" --rate_process=poisson
 row refused "a percentage of --rate_iops, which is not given" --sweep=rate_iops=50%
+row refused "--cpus and --cpus_allowed are exclusive" --cpus=0 --cpus_allowed=0
 row refused "--rw bogus" --rw=bogus
 row refused "--direct 0" --direct=0
 row refused "--output-format terse" --output-format=terse

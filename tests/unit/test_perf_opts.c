@@ -277,6 +277,25 @@ static void test_rate(void **state)
 	EXPECT_ERR("--sweep rate_iops 0", T, "--sweep", "rate_iops=0");
 }
 
+/* fio's cpus_allowed: shared (every job on the set, fio's default) or split (job i on the i-th CPU: --cpus). */
+static void test_cpus_allowed(void **state)
+{
+	assert_int_equal(PARSE(T, "--cpus_allowed", "0", "--numjobs", "2"), 0);
+	assert_int_equal(o.nallowed, 1);
+	assert_int_equal(o.allowed[0], 0);
+	assert_int_equal(o.ncpus, 0); /* not pinned one by one */
+	assert_int_equal(o.notes[0], 0); /* applied, not said to be ignored */
+	assert_int_equal(PARSE(T, "--cpus_allowed=0", "--cpus_allowed_policy=split", "--numjobs", "3"), 0);
+	assert_int_equal(o.nallowed, 0);
+	assert_int_equal(o.ncpus, 1);
+	assert_int_equal(o.cpus[0], 0);
+	EXPECT_ERR("--cpus and --cpus_allowed are exclusive", T, "--cpus", "0", "--cpus_allowed", "0");
+	EXPECT_ERR("--cpus_allowed_policy split needs --cpus_allowed", T, "--cpus_allowed_policy", "split");
+	EXPECT_ERR("--cpus_allowed_policy none: must be shared or split", T, "--cpus_allowed", "0",
+		   "--cpus_allowed_policy", "none");
+	EXPECT_ERR("--cpus_allowed 9999", T, "--cpus_allowed", "9999");
+}
+
 static void test_errors(void **state)
 {
 	EXPECT_ERR("--target ADDR:PORT is required", "--nqn", "n");
@@ -460,7 +479,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fio_defaults), cmocka_unit_test(test_reference), cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_complete),     cmocka_unit_test(test_rwmix),     cmocka_unit_test(test_values),
-		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_rate),      cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_rate),      cmocka_unit_test(test_cpus_allowed),
+		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_target_queues), cmocka_unit_test(test_jobfile_format),
 		cmocka_unit_test(test_jobfile_options),

@@ -21,6 +21,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -601,6 +603,17 @@ int perf_job_setup(struct bp_loop *loop, void *arg)
 	j->w.loop = loop;
 	j->phase = PJ_SETUP;
 	ev_name_thread("perf-job", j->idx);
+	/* --cpus_allowed (fio's shared policy): the job's thread may run on any CPU of the set */
+	if (ctx->o->nallowed) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		for (int i = 0; i < ctx->o->nallowed; i++)
+			CPU_SET(ctx->o->allowed[i], &set);
+		ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (ret)
+			return bp_set_last_error(-ret, "job %d: --cpus_allowed: %s", j->idx, strerror(ret));
+	}
 	/* the open loop's timer is this thread's wait timeout: let the kernel end it on time */
 	if (j->open && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) < 0)
 		return bp_set_last_error(-errno, "job %d: prctl(PR_SET_TIMERSLACK): %s", j->idx, strerror(errno));

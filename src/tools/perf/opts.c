@@ -303,6 +303,19 @@ static int parse_output_format(const struct opt_spec *sp, const char *name, cons
 	return 0;
 }
 
+/* parse_allowed_policy - fio's cpus_allowed_policy: shared (every job on the whole set) or split (one CPU each). */
+static int parse_allowed_policy(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+				size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	(void)sp;
+	if (strcmp(v, "shared") && strcmp(v, "split"))
+		return tool_fail(err, errlen, "%s %s: must be shared or split (fio's cpus_allowed_policy)", name, v);
+	o->allowed_split = !strcmp(v, "split");
+	return 0;
+}
+
 /* parse_config - --target-config, repeatable: one more block. */
 static int parse_config(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 			size_t errlen)
@@ -569,6 +582,10 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "jobs, each its own I/O queue and thread, 1.." STR(PERF_MAX_JOBS), .dflt = OPT_DFLT_FIELD },
 	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, cpus, ncpus), .arg = "LIST",
 	  .help = "job i on the i-th CPU of LIST (e.g. 0,2-3)" },
+	{ .name = "cpus_allowed", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed), .arg = "LIST",
+	  .help = "fio's: every job may run on any CPU of LIST\n(--cpus_allowed_policy split: job i on the i-th, as --cpus)" },
+	{ .name = "cpus_allowed_policy", .kind = OPT_CUSTOM, .parse = parse_allowed_policy, .arg = "shared|split",
+	  .help = "fio's: shared (default) or split" },
 	{ .name = "runtime", .kind = OPT_CUSTOM, PF(runtime_s), .parse = parse_time, .arg = "T",
 	  .help = "measured seconds (s, ms, m, h suffixes)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "ramp-time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
@@ -622,7 +639,6 @@ static const struct opt_spec perf_specs[] = {
 	NOTED_BOOL("group_reporting", "implied: the jobs are reported together"),
 	NOTED_BOOL("norandommap", "implied: random offsets are uniform, with no map"),
 	NOTED_BOOL("randrepeat", "ignored: the random offsets are seeded per run"),
-	NOTED("cpus_allowed", "ignored: use --cpus LIST to put job i on the i-th CPU"),
 	NOTED_BOOL("thread", "implied: every job is a thread"),
 	NOTED_BOOL("invalidate", "implied: there is no page cache to invalidate"),
 	NOTED("ioscheduler", "ignored: no kernel block layer is involved"),
@@ -727,6 +743,18 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 				 "--target-config needs --spawn-target: perf can only reconfigure a target it starts");
 	if (o->sweep)
 		o->numjobs = o->sweep_hi;
+	if (o->nallowed && o->ncpus)
+		return tool_fail(err, errlen, "--cpus and --cpus_allowed are exclusive: --cpus LIST is "
+				 "--cpus_allowed LIST --cpus_allowed_policy split");
+	if (opt_given(seen, "cpus_allowed_policy") && !o->nallowed)
+		return tool_fail(err, errlen, "--cpus_allowed_policy %s needs --cpus_allowed LIST",
+				 opt_text(seen, "cpus_allowed_policy"));
+	if (o->nallowed && o->allowed_split) {
+		/* fio's split: a CPU of the set per job, round robin; CPUs beyond the jobs stay unused */
+		o->ncpus = o->nallowed < o->numjobs ? o->nallowed : o->numjobs;
+		memcpy(o->cpus, o->allowed, (size_t)o->ncpus * sizeof(o->cpus[0]));
+		o->nallowed = 0;
+	}
 	if (o->ncpus > o->numjobs)
 		return tool_fail(err, errlen, "--cpus %s: %d CPUs for %d job%s (one CPU per job)", opt_text(seen, "cpus"),
 				 o->ncpus, o->numjobs, o->numjobs == 1 ? "" : "s");

@@ -151,6 +151,9 @@ void perf_emit_result(struct emit *e, const char *key, const struct perf_result 
 	for (int i = 0; i < ncpus; i++)
 		cpus[i] = o->cpus[i];
 	em_list(e, "cpus", cpus, ncpus > 0 ? (size_t)ncpus : 0);
+	for (int i = 0; i < o->nallowed; i++)
+		cpus[i] = o->allowed[i];
+	em_list(e, "cpus_allowed", cpus, (size_t)o->nallowed); /* shared by every job; [] none */
 	em_double(e, "runtime_s", o->runtime_s);
 	em_double(e, "ramp_time_s", o->ramp_s);
 	em_u64(e, "offset", r->region_offset);
@@ -229,6 +232,7 @@ void perf_emit_result(struct emit *e, const char *key, const struct perf_result 
 		em_begin(e, NULL, false);
 		em_int(e, "job", i);
 		em_int(e, "cpu", j->cpu);
+		em_int(e, "ran_on_cpu", j->ran_on);
 		em_u64(e, "ios", j->ios);
 		em_double(e, "iops", j->iops);
 		em_double(e, "cpu_us_per_io", per_io(j->cpu_us, j->ios));
@@ -377,6 +381,12 @@ static void print_table(FILE *out, const struct perf_result *r)
 		fputs(", CPUs ", out);
 		for (int i = 0; i < r->numjobs; i++)
 			fprintf(out, "%s%d", i ? "," : "", o->cpus[i % o->ncpus]);
+	}
+	if (o->nallowed) {
+		fputs(", every job on CPUs ", out);
+		for (int i = 0; i < o->nallowed; i++)
+			fprintf(out, "%s%d", i ? "," : "", o->allowed[i]);
+		fputs(" (--cpus_allowed)", out);
 	}
 	fputc('\n', out);
 	if (r->target_config[0])

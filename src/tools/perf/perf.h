@@ -77,6 +77,10 @@ struct perf_opts {
 	int numjobs;
 	int cpus[PERF_MAX_JOBS];   /* job i on cpus[i % ncpus]; ncpus 0 = not pinned */
 	int ncpus;
+	/* --cpus_allowed LIST (fio's): every job may run on any CPU of it (fio's shared policy); split: --cpus */
+	int allowed[PERF_MAX_JOBS];
+	int nallowed;              /* 0: none given (or split: it became cpus) */
+	bool allowed_split;        /* --cpus_allowed_policy split */
 	double runtime_s;
 	double ramp_s;
 	uint64_t offset;           /* bytes: where the region starts */
@@ -295,6 +299,7 @@ struct perf_job_result {
 	double iops;
 	uint64_t cpu_us;          /* its loop thread and that thread's io_uring helpers */
 	int cpu;                  /* pinned CPU, -1 none */
+	int ran_on;               /* the CPU its loop thread ran on at the interval's end, -1 not known */
 };
 
 struct perf_result {

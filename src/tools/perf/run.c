@@ -371,6 +371,7 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 		if (!j)
 			continue;
 		jr->cpu = j->cpu;
+		jr->ran_on = j->w.measured ? j->w.end.cpu : -1;
 		res->verified_blocks += j->verified;
 		if (!j->w.measured)
 			continue;
@@ -426,7 +427,7 @@ static void result_init(struct perf_result *res, const struct perf_opts *o, int 
 	bp_host_read(&host);
 	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
 	for (int i = 0; i < PERF_MAX_JOBS; i++)
-		res->jobs[i].cpu = -1;
+		res->jobs[i].cpu = res->jobs[i].ran_on = -1;
 }
 
 /* ctx_connect - the controller on the run's own loop, and the options against it. */
