@@ -8,7 +8,8 @@
 # Then one short run of --rw=rw (fio's sequential mixed pattern) against a
 # RAM target proves it does I/O both ways, one of --rw=randtrim that its
 # trims land in fio's trim block, and one of --rate_iops (the open loop) that
-# fio's lat_ns, clat_ns and slat_ns mean what fio says (lat = slat + clat).
+# fio's lat_ns, clat_ns and slat_ns mean what fio says (lat = slat + clat), and
+# --sweep rate_iops runs one point per offered load (values and percentages).
 set -u
 
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -162,4 +163,22 @@ assert ol["achieved_iops"] > 0 and 0 <= ol["late"] <= n and 0 <= ol["queued"] <=
 b = job["busypoll"]["read"]
 assert b["latency_from_issue_us"] is not None and b["issue_lag_us"] is not None and b["late"] is not None, b
 PY
+
+# --sweep rate_iops: one run per offered load, values and percentages of --rate_iops, per job count
+timeout 120 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --rw=randread --iodepth=4 --rate_iops=2000 \
+	--sweep rate_iops=500,50% --sweep numjobs=1..2 --runtime 0.3 --interval 0 --format json >"$tmp/out" 2>"$tmp/err" ||
+	die "perf --sweep rate_iops failed: $(cat "$tmp/err")"
+python3 - "$tmp/out" <<'PY' || fail "perf --sweep rate_iops json: $(head -c 3000 "$tmp/out")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["sweep"]
+got = [(r["settings"]["numjobs"], r["open_loop"]["rate_iops_per_job"]["read"], r["open_loop"]["offered_iops"]) for r in rows]
+assert got == [(1, 500, 500), (1, 1000, 1000), (2, 500, 1000), (2, 1000, 2000)], got
+PY
+timeout 120 "$BP" perf --target "127.0.0.1:$port" --nqn "$NQN" -q --rw=randread --iodepth=4 \
+	--sweep rate_iops=400,800 --runtime 0.3 --interval 0 >"$tmp/out" 2>"$tmp/err" ||
+	die "perf --sweep rate_iops (table) failed: $(cat "$tmp/err")"
+grep -q 'threads  offered (K)   IOPS (K)   P50 (us)   P99 (us)  P99.99 (us)' "$tmp/out" ||
+	fail "the rate sweep's table must show the offered load and the latencies: $(cat "$tmp/out")"
+[ "$(awk '$1 == 1 && ($2 == "0.4" || $2 == "0.8") { n++ } END { print n + 0 }' "$tmp/out")" -eq 2 ] ||
+	fail "want one row per offered load (0.4K and 0.8K): $(cat "$tmp/out")"
 bpt_end

@@ -260,6 +260,17 @@ static int parse_verify(const struct opt_spec *sp, const char *name, const char 
 	return 0;
 }
 
+/* note_add - "KEY (why)" once in o->notes, for perf to say before it starts. */
+static void note_add(struct perf_opts *o, const char *key, const char *why)
+{
+	char k[64];
+	size_t len = strlen(o->notes);
+
+	snprintf(k, sizeof(k), "%s (", key);
+	if (!strstr(o->notes, k))
+		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s%s)", len ? "; " : "", k, why);
+}
+
 /*
  * parse_noted - a fio option that does not apply to a userspace NVMe/TCP
  * initiator: accepted with any value, and its reason (the row's .help) kept in
@@ -268,14 +279,11 @@ static int parse_verify(const struct opt_spec *sp, const char *name, const char 
 static int parse_noted(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		       size_t errlen)
 {
-	struct perf_opts *o = base;
 	char key[64];
-	size_t len = strlen(o->notes);
 
 	(void)v, (void)err, (void)errlen;
-	snprintf(key, sizeof(key), "--%s (", sp->name);
-	if (!strstr(o->notes, key))
-		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s%s)", len ? "; " : "", key, sp->help);
+	snprintf(key, sizeof(key), "--%s", sp->name);
+	note_add(base, key, sp->help);
 	return 0;
 }
 
@@ -646,15 +654,6 @@ static const struct opt_spec perf_specs[] = {
 	NOTED_BOOL("stonewall", "ignored: a job file has one job section here"),
 	NOTED_BOOL("wait_for_previous", "ignored: a job file has one job section here"),
 };
-
-/* note_add - one more "--key (why)" in o->notes, said once before the run (as parse_noted's). */
-static void note_add(struct perf_opts *o, const char *key, const char *why)
-{
-	size_t len = strlen(o->notes);
-
-	if (!strstr(o->notes, key))
-		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s (%s)", len ? "; " : "", key, why);
-}
 
 /*
  * check_rates - --rate_iops against the pattern: every direction the pattern issues
