@@ -14,6 +14,15 @@
  * (completion time is taken at reap). complete_min 0 keeps the loop polling
  * while I/O is in flight (a zero timer and bp_loop_poll_next), as fio polls.
  *
+ * The open loop (--rate_iops): each direction's I/Os are due on an arrival clock
+ * (tools/harness/arrivals.h); a timer at the next due time issues every I/O due
+ * by now, as slots allow, and an I/O due while iodepth are in flight waits for a
+ * slot (queued) and goes out at the next reap. Latency is then from the due time
+ * (fio's lat, queueing included), with clat from the issue and slat between.
+ *
+ * Trims (--rw trim, randtrim): one Dataset Management deallocate per I/O, its
+ * bs-sized range in the slot's buffer.
+ *
  * Offsets: bs-sized units of the region; random ones uniformly (with repeats,
  * fio's norandommap), sequential ones wrapping. With --verify a job owns a
  * disjoint slice, keeps each unit's generation, and never has two I/Os on one

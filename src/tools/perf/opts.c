@@ -590,10 +590,14 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "jobs, each its own I/O queue and thread, 1.." STR(PERF_MAX_JOBS), .dflt = OPT_DFLT_FIELD },
 	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, cpus, ncpus), .arg = "LIST",
 	  .help = "job i on the i-th CPU of LIST (e.g. 0,2-3)" },
-	{ .name = "cpus_allowed", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed), .arg = "LIST",
-	  .help = "fio's: every job may run on any CPU of LIST\n(--cpus_allowed_policy split: job i on the i-th, as --cpus)" },
-	{ .name = "cpus_allowed_policy", .kind = OPT_CUSTOM, .parse = parse_allowed_policy, .arg = "shared|split",
-	  .help = "fio's: shared (default) or split" },
+	{ .name = "cpus-allowed", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed), .arg = "LIST",
+	  .help = "fio's cpus_allowed: every job may run on any CPU of\nLIST (policy split: job i on the i-th, as --cpus)" },
+	{ .name = "cpus_allowed", .kind = OPT_CPUS, .flags = OPT_F_HIDDEN, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed),
+	  .alias_of = "cpus-allowed" },
+	{ .name = "cpus-allowed-policy", .kind = OPT_CUSTOM, .parse = parse_allowed_policy, .arg = "shared|split",
+	  .help = "fio's cpus_allowed_policy: shared (default) or split" },
+	{ .name = "cpus_allowed_policy", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_allowed_policy,
+	  .alias_of = "cpus-allowed-policy" },
 	{ .name = "runtime", .kind = OPT_CUSTOM, PF(runtime_s), .parse = parse_time, .arg = "T",
 	  .help = "measured seconds (s, ms, m, h suffixes)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "ramp-time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
@@ -626,8 +630,8 @@ static const struct opt_spec perf_specs[] = {
 	  .alias_of = "rate-process" },
 	{ .name = "sweep", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_sweep,
 	  .arg = "numjobs=A..B|rate_iops=A,B,..",
-	  .help = "one run per job count and/or per rate (a rate per job\nin every direction, or P% of --rate-iops): threads,\n"
-		  "offered load, IOPS (K), latency" },
+	  .help = "repeatable, each once: one run per job count and/or\nper rate (a rate per job in every direction, or P% of\n"
+		  "--rate-iops): threads, offered load, IOPS (K), latency" },
 	{ .name = "spawn-target", .kind = OPT_TEXT, .flags = OPT_F_DASH_OK, PF(spawn_args), .arg = "ARGS",
 	  .help = "run our own `busypoll target ARGS` for the runs (its\n--listen and --nqn default to --target and --nqn);\n"
 		  "its counters and CPU join the results" },
@@ -745,9 +749,9 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 	if (o->nallowed && o->ncpus)
 		return tool_fail(err, errlen, "--cpus and --cpus_allowed are exclusive: --cpus LIST is "
 				 "--cpus_allowed LIST --cpus_allowed_policy split");
-	if (opt_given(seen, "cpus_allowed_policy") && !o->nallowed)
+	if (opt_given(seen, "cpus-allowed-policy") && !o->nallowed)
 		return tool_fail(err, errlen, "--cpus_allowed_policy %s needs --cpus_allowed LIST",
-				 opt_text(seen, "cpus_allowed_policy"));
+				 opt_text(seen, "cpus-allowed-policy"));
 	if (o->nallowed && o->allowed_split) {
 		/* fio's split: a CPU of the set per job, round robin; CPUs beyond the jobs stay unused */
 		o->ncpus = o->nallowed < o->numjobs ? o->nallowed : o->numjobs;
