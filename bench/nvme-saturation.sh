@@ -34,9 +34,9 @@
 #   BUILD=dir        where the busypoll program is (default ../build)
 #
 # Everything it makes is recorded in /tmp/bp-nvme-sat/PID.state as it is made and
-# removed on every exit path: the loop device, its file, the cgroup. If the runner
-# is SIGKILLed, a watcher started with it cleans up within seconds, and the next
-# start removes whatever a dead run left (its PID gone). Nothing else is touched.
+# removed on every exit path (bench/blkdev.sh): the loop device, its file, the cgroup.
+# If the runner is SIGKILLed, a watcher started with it cleans up within seconds, and
+# the next start removes whatever a dead run left (its PID gone). Nothing else is touched.
 # Exit: 0 done, 1 a run failed, 2 bad usage, 77 this machine cannot run it.
 set -euo pipefail
 
@@ -91,127 +91,11 @@ for tool in fio python3 losetup taskset; do
 done
 "$bp" modes --check "$mode" >/dev/null 2>&1 || usage_error "--mode $mode: not usable here ($("$bp" modes --check "$mode" 2>&1 | tail -1))"
 
-# ---- what a run makes, and its removal (also of a dead run's leftovers) ----
-mkdir -p "$state_dir"
-state=$state_dir/$$.state
-
-# undo STATEFILE: detach its loop device, remove its file and cgroup (each only if it is the one recorded)
-undo() {
-	local f=$1 k v loop="" file="" cg=""
-	while IFS='=' read -r k v; do
-		case $k in loop) loop=$v ;; file) file=$v ;; cg) cg=$v ;; esac
-	done <"$f"
-	if [[ -n $loop && -n $file ]] && losetup -n -O BACK-FILE "$loop" 2>/dev/null | grep -qF "${file}"; then
-		losetup -d "$loop" 2>/dev/null || true
-	fi
-	[[ -z $file ]] || rm -f "$file"
-	if [[ -n $cg && -d $cg ]]; then
-		# our processes in it are gone or going (the bed kills them); wait for them, then remove it
-		for _ in $(seq 50); do [[ -s $cg/cgroup.procs ]] || break; sleep 0.1; done
-		rmdir "$cg" 2>/dev/null || echo "$prog: could not remove cgroup $cg (processes still in it)" >&2
-	fi
-	rm -f "$f"
-}
-for f in "$state_dir"/*.state; do
-	[[ -e $f ]] || continue
-	pid=$(basename "$f" .state)
-	[[ $pid =~ ^[0-9]+$ ]] || continue
-	kill -0 "$pid" 2>/dev/null && continue
-	echo "$prog: removing what run $pid left (it is gone)" >&2
-	undo "$f"
-done
-: >"$state"
-record() { echo "$1=$2" >>"$state"; }
-
-out=$(mktemp -d /tmp/bp-nvme-sat.XXXXXX)
-watcher=""
-child=""
-# run_child CMD...: in its own session (process group) in the background, recorded, waited for, so
-# that a signal or the watcher can stop all of it
-run_child() {
-	setsid "$@" &
-	child=$!
-	record child "$child"
-	local rc=0
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
-# stop_child PID: TERM its process group (netns-pair removes its namespaces and what runs in them), wait
-stop_child() {
-	kill -TERM -- "-$1" 2>/dev/null || kill -TERM "$1" 2>/dev/null || return 0
-	for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
-	kill -KILL -- "-$1" 2>/dev/null || true
-}
-cleanup() {
-	local rc=$?
-	trap - EXIT INT TERM
-	[[ -z $watcher ]] || kill "$watcher" 2>/dev/null || true
-	[[ -z $child ]] || stop_child "$child"
-	undo "$state"
-	if [[ -n $keep ]]; then mkdir -p "$keep" && cp -r "$out"/. "$keep"/ && echo "$prog: raw outputs in $keep" >&2; fi
-	rm -rf "$out"
-	rmdir "$state_dir" 2>/dev/null || true # when no other run's state is in it
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-# A SIGKILLed runner runs no trap: this watcher does the same once it is gone.
-(
-	trap - EXIT INT TERM
-	exec </dev/null >/dev/null 2>&1
-	while kill -0 $$ 2>/dev/null; do sleep 1; done
-	if [[ -e $state ]]; then
-		c=$(sed -n 's/^child=//p' "$state" | tail -1)
-		[[ -z $c ]] || stop_child "$c"
-		undo "$state"
-	fi
-	rm -rf "$out"
-) &
-watcher=$!
-
-# ---- the device ----
-if [[ -n $device ]]; then
-	dev=$device
-	what="$dev (given)"
-else
-	backing=/tmp/bp-nvme-sat-$$.img
-	record file "$backing"
-	echo "$prog: writing $size to $backing (once, so reads reach the disk)" >&2
-	count=$(numfmt --from=iec "$size")
-	dd if=/dev/zero of="$backing" bs=1M count=$((count / 1048576)) oflag=direct status=none ||
-		die "cannot write $backing"
-	dev=$(losetup --direct-io=on --show -f "$backing") || die "losetup: cannot attach a loop device"
-	record loop "$dev"
-	what="$dev (loop, direct I/O, over $size in $backing)"
-fi
-majmin=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
-
-# ---- the cgroup and its throttle ----
-cg=""
-if ((throttle > 0)); then
-	if [[ -w /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]]; then
-		cg=/sys/fs/cgroup/blkio/bp-nvme-sat-$$
-		mkdir "$cg"
-		record cg "$cg"
-		echo "$majmin $throttle" >"$cg/blkio.throttle.read_iops_device"
-		capped="reads capped at $throttle/s (cgroup v1 blkio.throttle.read_iops_device)"
-	elif grep -qw io /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-		cg=/sys/fs/cgroup/bp-nvme-sat-$$
-		grep -qw io /sys/fs/cgroup/cgroup.subtree_control || echo +io >/sys/fs/cgroup/cgroup.subtree_control
-		mkdir "$cg"
-		record cg "$cg"
-		echo "$majmin riops=$throttle" >"$cg/io.max"
-		capped="reads capped at $throttle/s (cgroup v2 io.max)"
-	else
-		skip "--throttle: no cgroup block I/O throttle here (neither v1 blkio nor v2 io)"
-	fi
-else
-	capped="not capped"
-fi
-# into_cg: the shell text that puts the current process into the cgroup (nothing without one)
-into_cg() { [[ -z $cg ]] && echo true || echo "echo \$\$ > $cg/cgroup.procs"; }
+# ---- the device, its throttle, what a run makes and its removal (bench/blkdev.sh) ----
+# shellcheck source=blkdev.sh
+. "$here/blkdev.sh"
+bd_device "$device" "$size"
+bd_throttle "$throttle"
 
 echo "$prog: device $what, $capped" >&2
 echo "$prog: $(nproc) CPUs, kernel $(uname -r), mode $mode, ${secs} s per point after ${ramp} s ramp," \

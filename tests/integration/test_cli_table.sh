@@ -171,7 +171,11 @@ perf|$perf_b|--size|1M
 perf|$perf_b|--verify|
 perf|$perf_b|--mode|epoll:block
 perf|$perf_b|--interval|0
-perf|$perf_b|--sweep|numjobs=1..2
+perf|$perf_b|--sweep|R
+perf|$perf_b --rw randread|--rate-iops|1000
+perf|$perf_b --rate-iops 1|--rate-process|linear
+perf|$perf_b|--cpus-allowed|0
+perf|$perf_b --cpus-allowed 0|--cpus-allowed-policy|split
 perf|$perf_b|--spawn-target|--ns ram:1M
 perf|$perf_b|--target-config|R
 perf|$perf_b|--remote|h
@@ -198,6 +202,7 @@ target|$tgt_b|--max-transfer|1M
 target|$tgt_b|--inline-data|8K
 target|$tgt_b|--log-level|info
 target|$tgt_b|--ram-beyond-memory|
+target|$tgt_b|--file-beyond-space|
 compare|compare|--quiet|
 compare|compare|--format|json
 compare|compare|--modes|epoll:block

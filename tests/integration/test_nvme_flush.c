@@ -103,36 +103,14 @@ static struct bp_nvmet *target_up(void)
 {
 	struct bp_nvmet_cfg cfg;
 	struct bp_nvmet *t;
-	char err[160], spec[128];
+	char spec[128];
+	const char *specs[] = { spec, "ram:1M" };
 
-	bp_nvmet_cfg_defaults(&cfg);
-	((struct sockaddr_in *)&cfg.listen)->sin_port = 0;
-	snprintf(cfg.nqn, sizeof(cfg.nqn), NQN);
 	snprintf(spec, sizeof(spec), "file:%s", dev);
-	BPT_CHECK(bp_nvmet_ns_parse(spec, &cfg.ns[0], err, sizeof(err)) == 0, "%s", err);
-	BPT_CHECK(bp_nvmet_ns_parse("ram:1M", &cfg.ns[1], err, sizeof(err)) == 0, "%s", err);
-	cfg.n_ns = 2;
+	bpt_nvmet_cfg(&cfg, NQN, specs, 2);
 	cfg.threads = 1;
-	cfg.log_level = getenv("BPT_VERBOSE") ? BP_NVMET_LOG_DEBUG : BP_NVMET_LOG_ERROR;
 	BPT_CHECK(bp_nvmet_start(&cfg, &t) == 0, "target on %s: %s", dev, bp_last_error());
 	return t;
-}
-
-static struct bp_nvmeh_ctrl *ctrl_up(struct bp_nvmet *t, struct bp_nvmeh_queue **q)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(bp_nvmet_port(t)),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct bp_nvmeh_opts o;
-	struct bp_nvmeh_ctrl *c = NULL;
-
-	bp_nvmeh_opts_defaults(&o);
-	snprintf(o.subnqn, sizeof(o.subnqn), NQN);
-	snprintf(o.hostnqn, sizeof(o.hostnqn), HOSTNQN);
-	o.timeout_ms = 10000;
-	BPT_CHECK(bp_nvmeh_ctrl_connect(loop, (struct sockaddr *)&a, sizeof(a), &o, 1, &c) == 0, "connect: %s",
-		  bp_last_error());
-	BPT_CHECK(bp_nvmeh_ctrl_io_queue(c, loop, 1, q) == 0, "I/O queue: %s", bp_last_error());
-	return c;
 }
 
 static void fill(uint8_t *b, size_t n, uint32_t seed)
@@ -216,7 +194,7 @@ int main(void)
 	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block");
 	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "loop: %s", bp_last_error());
 	t = target_up();
-	c = ctrl_up(t, &q);
+	c = bpt_nvmeh_up(loop, bp_nvmet_port(t), NQN, HOSTNQN, &q);
 
 	/* A plain write: in the page cache of the device, nothing sent to it. */
 	fill(a, sizeof(a), 1);

@@ -2,7 +2,10 @@
 /*
  * busypoll perf against our target, in one process, over loopback: every --rw
  * pattern with --verify on a ram namespace (512-byte blocks) and a file one
- * (4096-byte blocks), several jobs; 1 MiB blocks through R2T; digests on; fio's
+ * (4096-byte blocks), several jobs; trims (Dataset Management deallocate) read
+ * back as zeros, as the namespace's DLFEAT says; the open loop (--rate_iops)
+ * per direction, its latency from the intended issue time the sum of the issue
+ * lag and the latency from the issue; 1 MiB blocks through R2T; digests on; fio's
  * batch and reap settings (polling with complete_min 0); every host wait mode;
  * Ctrl-C's partial result; and the failures said in one line: a disallowed
  * host, an unknown NQN, a target that is not there, options that do not fit
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include <busypoll/busypoll.h>
+#include <busypoll/nvme/host.h>
 #include <busypoll/nvme/target.h>
 
 #include "bpt_nvmet.h"
@@ -37,20 +41,15 @@ static char err[1024];
 static void target_up(void)
 {
 	struct bp_nvmet_cfg cfg;
-	char e[160], spec[300];
+	char spec[300];
+	const char *specs[] = { "ram:16M", spec };
 
-	bp_nvmet_cfg_defaults(&cfg);
-	((struct sockaddr_in *)&cfg.listen)->sin_port = 0;
-	snprintf(cfg.nqn, sizeof(cfg.nqn), NQN);
-	BPT_CHECK(bp_nvmet_ns_parse("ram:16M", &cfg.ns[0], e, sizeof(e)) == 0, "%s", e);
 	snprintf(spec, sizeof(spec), "file:%s,size=8M,bs=4096", file_path);
-	BPT_CHECK(bp_nvmet_ns_parse(spec, &cfg.ns[1], e, sizeof(e)) == 0, "%s", e);
-	cfg.n_ns = 2;
+	bpt_nvmet_cfg(&cfg, NQN, specs, 2);
 	snprintf(cfg.allow_hosts[0], sizeof(cfg.allow_hosts[0]), HOST_A);
 	cfg.n_allow = 1;
 	cfg.threads = 2;
 	cfg.max_queues = 4;
-	cfg.log_level = getenv("BPT_VERBOSE") ? BP_NVMET_LOG_DEBUG : BP_NVMET_LOG_ERROR;
 	BPT_CHECK(bp_nvmet_start(&cfg, &tgt) == 0, "target: %s", bp_last_error());
 	snprintf(target, sizeof(target), "127.0.0.1:%u", bp_nvmet_port(tgt));
 }
@@ -330,6 +329,161 @@ static void test_io_error(void)
 	printf("ok   %-44s %s\n", "an I/O error status, decoded", err);
 }
 
+/* ---- trims: Dataset Management deallocate, read back as the target defines ---- */
+
+/* host_io - one read or write of the 4 KiB unit u (8 blocks of 512 bytes) of namespace 1. */
+static void host_io(struct bp_nvmeh_queue *q, bool write, uint64_t u, uint8_t *buf)
+{
+	uint8_t sqe[64];
+	int ret;
+
+	bp_nvmeh_sqe_rw(sqe, write, 1, u * 8, 8);
+	ret = bp_nvmeh_sync(q, sqe, buf, 4096, write, NULL, 10000);
+	BPT_CHECK(ret == 0, "%s of unit %llu: %d %s", write ? "write" : "read", (unsigned long long)u, ret,
+		  ret < 0 ? bp_last_error() : "");
+}
+
+static uint64_t target_deallocs(void)
+{
+	return bpt_nvmet_sum(tgt, false).total.deallocs;
+}
+
+/*
+ * trim_check - the first MiB of namespace 1 written full (not zeros), then a perf
+ * trim run of that MiB: every 4 KiB unit reads back either zeros (deallocated: the
+ * namespace says so, DLFEAT 001b) or its data untouched, the zeroed ones are as
+ * many as the target's Dataset Management commands say (sequential: the first
+ * ones; random: at most that many), and the trims are measured as fio's trim.
+ */
+static void trim_check(const char *rw)
+{
+	enum { UNITS = 256 };
+	static uint8_t buf[4096];
+	struct bp_loop *loop = NULL;
+	struct bp_nvmeh_queue *q = NULL;
+	struct bp_nvmeh_ctrl *c;
+	struct bp_nvmeh_ns_info ns;
+	struct perf_opts o;
+	struct bp_mode m;
+	uint64_t d0, deallocs, zeroed = 0, first_kept = UNITS;
+	char what[64];
+
+	BPT_CHECK(bpt_mode_usable("epoll:block", &m), "epoll:block");
+	BPT_CHECK(bp_loop_create(&loop, &m) == 0, "loop: %s", bp_last_error());
+	c = bpt_nvmeh_up(loop, bp_nvmet_port(tgt), NQN, HOST_A, &q);
+	BPT_CHECK(bp_nvmeh_identify_ns(c, 1, &ns) == 0, "Identify Namespace 1");
+	BPT_CHECK((ns.dlfeat & 7) == 1, "the ram namespace must say deallocated blocks read as zeros (DLFEAT %#x)",
+		  ns.dlfeat);
+	for (uint64_t u = 0; u < UNITS; u++) {
+		memset(buf, 0xa5 ^ (int)u, sizeof(buf));
+		host_io(q, true, u, buf);
+	}
+	d0 = target_deallocs();
+	OPTS(&o, "--rw", rw, "--size", "1M", "--bs", "4k", "--iodepth", "4", "--runtime", "0.2");
+	snprintf(what, sizeof(what), "--rw %s (Dataset Management)", rw);
+	run_ok(&o, what);
+	deallocs = target_deallocs() - d0;
+	BPT_CHECK(res.tr.ios > 0 && res.rd.ios == 0 && res.wr.ios == 0, "%s: %llu trims, %llu reads, %llu writes", what,
+		  (unsigned long long)res.tr.ios, (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	BPT_CHECK(res.tr.bytes == res.tr.ios * 4096, "%s: trim bytes %llu for %llu trims", what,
+		  (unsigned long long)res.tr.bytes, (unsigned long long)res.tr.ios);
+	BPT_CHECK(deallocs >= res.tr.ios, "%s: the target saw %llu deallocates for %llu measured trims", what,
+		  (unsigned long long)deallocs, (unsigned long long)res.tr.ios);
+	for (uint64_t u = 0; u < UNITS; u++) {
+		bool zero = true, kept = true;
+
+		host_io(q, false, u, buf);
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			zero &= buf[i] == 0;
+			kept &= buf[i] == (uint8_t)(0xa5 ^ u);
+		}
+		BPT_CHECK(zero || kept, "%s: unit %llu is neither deallocated (zeros) nor its data", what,
+			  (unsigned long long)u);
+		zeroed += zero;
+		if (!zero && first_kept == UNITS)
+			first_kept = u;
+		BPT_CHECK(!zero || first_kept == UNITS || strcmp(rw, "trim"),
+			  "sequential trims must deallocate from the start: unit %llu zeroed after %llu kept", (unsigned long long)u,
+			  (unsigned long long)first_kept);
+	}
+	BPT_CHECK(zeroed > 0, "%s: no unit reads as deallocated", what);
+	if (!strcmp(rw, "trim"))
+		BPT_CHECK(zeroed == (deallocs < UNITS ? deallocs : UNITS), "%s: %llu units zeroed by %llu deallocates", what,
+			  (unsigned long long)zeroed, (unsigned long long)deallocs);
+	else
+		BPT_CHECK(zeroed <= deallocs, "%s: %llu units zeroed by %llu deallocates", what, (unsigned long long)zeroed,
+			  (unsigned long long)deallocs);
+	printf("ok   %-44s %llu trims, %llu of %d units read back as zeros\n", what, (unsigned long long)res.tr.ios,
+	       (unsigned long long)zeroed, UNITS);
+	bp_nvmeh_queue_close(q);
+	bp_nvmeh_ctrl_disconnect(c);
+	bp_loop_destroy(loop);
+}
+
+static void test_trim(void)
+{
+	trim_check("trim");
+	trim_check("randtrim");
+}
+
+/* ---- the open loop (--rate_iops): each I/O's latency from its intended issue time ---- */
+
+/* open_dir_check - one direction's open-loop figures: lat = clat + slat for every I/O, so the sums agree exactly. */
+static void open_dir_check(const struct perf_dir *d, const char *what)
+{
+	BPT_CHECK(d->clat.count == d->ios && d->slat.count == d->ios && d->hist.count == d->ios,
+		  "%s: %llu I/Os, %llu lat, %llu clat, %llu slat samples", what, (unsigned long long)d->ios,
+		  (unsigned long long)d->hist.count, (unsigned long long)d->clat.count, (unsigned long long)d->slat.count);
+	BPT_CHECK(d->hist.sum == d->clat.sum + d->slat.sum, "%s: lat %llu ns in all is not clat %llu + slat %llu", what,
+		  (unsigned long long)d->hist.sum, (unsigned long long)d->clat.sum, (unsigned long long)d->slat.sum);
+	BPT_CHECK(d->late <= d->ios && d->queued <= d->ios, "%s: %llu late, %llu queued of %llu", what,
+		  (unsigned long long)d->late, (unsigned long long)d->queued, (unsigned long long)d->ios);
+}
+
+static void test_open_loop(void)
+{
+	struct perf_opts o;
+
+	OPTS(&o, "--rw", "randrw", "--rate_iops", "2000,1000", "--iodepth", "8", "--numjobs", "2", "--runtime", "0.5");
+	run_ok(&o, "open loop: --rate_iops 2000,1000, 2 jobs");
+	BPT_CHECK(res.rd.ios > 0 && res.wr.ios > 0, "both directions ran: %llu reads, %llu writes",
+		  (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	open_dir_check(&res.rd, "open loop reads");
+	open_dir_check(&res.wr, "open loop writes");
+	/* each direction at its own rate: about twice the reads of writes, whatever rwmixread */
+	BPT_CHECK(res.rd.ios > res.wr.ios, "reads at 2000/s, writes at 1000/s: %llu reads, %llu writes",
+		  (unsigned long long)res.rd.ios, (unsigned long long)res.wr.ios);
+	/* a schedule never issues more than it offers: 0.5 s x 3000/s x 2 jobs, and what the ramp-less start adds */
+	BPT_CHECK(perf_total_ios(&res) <= (uint64_t)(res.seconds * 6000) + 2 * 8 + 2,
+		  "the open loop issued more than its schedule: %llu I/Os in %.3f s",
+		  (unsigned long long)perf_total_ios(&res), res.seconds);
+	OPTS(&o, "--rw", "randread", "--iodepth", "8");
+	run_ok(&o, "closed loop: no open-loop figures");
+	BPT_CHECK(res.rd.clat.count == 0 && res.rd.slat.count == 0 && res.rd.late == 0 && res.behind == 0,
+		  "a closed loop recorded open-loop figures");
+}
+
+/* --cpus_allowed (fio's): the jobs' threads run on the set only; split: job i on its own CPU of it. */
+static void test_cpus_allowed(void)
+{
+	struct perf_opts o;
+	int last = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	char cpu[16];
+
+	snprintf(cpu, sizeof(cpu), "%d", last);
+	OPTS(&o, "--rw", "randread", "--iodepth", "4", "--numjobs", "2", "--cpus_allowed", cpu);
+	run_ok(&o, "--cpus_allowed: both jobs on the last CPU");
+	for (int i = 0; i < 2; i++)
+		BPT_CHECK(res.jobs[i].ran_on == last && res.jobs[i].cpu == -1, "job %d ran on CPU %d (pinned %d), not %d", i,
+			  res.jobs[i].ran_on, res.jobs[i].cpu, last);
+	OPTS(&o, "--rw", "randread", "--iodepth", "4", "--numjobs", "2", "--cpus_allowed", last ? "0-1" : "0",
+	     "--cpus_allowed_policy", "split");
+	run_ok(&o, "--cpus_allowed_policy split: job i on the i-th CPU");
+	for (int i = 0; i < 2; i++)
+		BPT_CHECK(res.jobs[i].cpu == (last ? i : 0) && res.jobs[i].ran_on == res.jobs[i].cpu,
+			  "split: job %d pinned %d ran on %d", i, res.jobs[i].cpu, res.jobs[i].ran_on);
+}
+
 static volatile sig_atomic_t stop_flag;
 
 /* target_ios - reads and writes the target's live queues have taken so far. */
@@ -379,6 +533,9 @@ int main(void)
 	test_refusals();
 	test_verify_mismatch();
 	test_io_error();
+	test_trim();
+	test_open_loop();
+	test_cpus_allowed();
 	test_interrupt();
 	test_modes();
 	bp_nvmet_stop(tgt);

@@ -6,7 +6,9 @@
 # (SIGKILL) and one that stops answering (SIGSTOP, --io-timeout) each exit 1 with
 # one line and never hang; Ctrl-C prints partial results and exits 130;
 # --spawn-target with --sweep and two --target-config blocks prints the reference
-# table with the target's CPU; json and csv parse. No figure's timing is asserted;
+# table with the target's CPU; json and csv parse; the proof per I/O flags a
+# busy-polling host and target on loopback (no NAPI), not a target poll mode that
+# polled (as root, in a network namespace of its own). No figure's timing is asserted;
 # the one timeout (--io-timeout 2) is held to both bounds: not before 2 s after the
 # target stopped, and (generously: a busy machine is slow) within 30 s.
 set -u
@@ -150,6 +152,53 @@ awk '$1 ~ /^[12]$/ && NF >= 6 && $6 != "-" { n++ } END { exit n == 4 ? 0 : 1 }' 
 	fail "want four rows with the target's CPU: $(cat "$tmp/out")"
 # the spawned targets are gone: perf reaps them before it exits
 pgrep -f -- "--listen 127.0.0.1:$free_port( |$)" >/dev/null && fail "a spawned target is still running"
+# ---- the proof per I/O: a polling mode that did not poll is flagged ('!'), one that polled is not ----
+# In a network namespace of its own (lo only: no NAPI to busy poll), so that the
+# namespace's BusyPollRxPackets is this run's alone. Poll mode polls on loopback too.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	proof_run() {
+		timeout 120 unshare --net sh -c 'ip link set lo up && exec "$@"' sh "$BP" perf \
+			--target "127.0.0.1:$free_port" --nqn "$NQN" -q --spawn-target "--ns ram:16M --poll-period-us 50 \
+			--mode epoll:napi" --mode epoll:napi --rw randread --iodepth 8 --runtime 0.5 "$@"
+	}
+	proof_run >"$tmp/out" 2>"$tmp/err" || fail "the proof run failed: $(cat "$tmp/err")"
+	grep -q '^! host .*epoll:napi.* busy-polls, but under 0.01 BusyPollRxPackets per I/O' "$tmp/out" ||
+		fail "a busy-polling host on loopback must be flagged: $(cat "$tmp/out")"
+	grep -q '^! target .*epoll:napi.* busy-polls, but under 0.01 BusyPollRxPackets' "$tmp/out" ||
+		fail "a busy-polling target on loopback must be flagged: $(cat "$tmp/out")"
+	grep -q '^! target .*poll mode (--poll-period-us' "$tmp/out" &&
+		fail "the target's poll mode polled, yet it is flagged: $(cat "$tmp/out")"
+	grep -q 'initiator CPU .* BusyPollRxPackets/IO$' "$tmp/out" ||
+		fail "the table must show the host's BusyPollRxPackets per I/O: $(cat "$tmp/out")"
+	grep 'target (ours)' "$tmp/out" | grep -q 'polls/IO (poll mode 50 us)' ||
+		fail "the table must show the target's polls per I/O and its poll period: $(cat "$tmp/out")"
+	proof_run --format json >"$tmp/out" 2>"$tmp/err" || fail "the proof run (json) failed: $(cat "$tmp/err")"
+	python3 - "$tmp/out" <<'PY' || fail "the proof in json: $(head -c 4000 "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p, t = r["proof"], r["target_counters"]
+assert p["min_per_io"] == 0.01, p
+assert p["host_unproven"] is True and p["target_busy_poll_unproven"] is True, p
+assert p["target_poll_unproven"] is False, p
+assert t["poll_period_us"] == 50 and t["polls"] > 0 and t["polls_per_io"] >= 0.01, t
+assert t["mode"].startswith("epoll:napi"), t
+assert r["initiator"]["busy_poll_rx_per_io"] < 0.01, r["initiator"]
+PY
+	# poll mode off and blocking modes: nothing to prove, nothing flagged, null in json
+	timeout 120 "$BP" perf --target "127.0.0.1:$free_port" --nqn "$NQN" -q --spawn-target "--ns ram:16M" \
+		--rw randread --iodepth 8 --runtime 0.3 --format json >"$tmp/out" 2>"$tmp/err" ||
+		fail "a blocking run failed: $(cat "$tmp/err")"
+	python3 - "$tmp/out" <<'PY' || fail "blocking modes in json: $(head -c 4000 "$tmp/out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["proof"]
+assert p["host_unproven"] is None and p["target_busy_poll_unproven"] is None and p["target_poll_unproven"] is None, p
+assert r["target_counters"]["poll_period_us"] == 0, r["target_counters"]
+PY
+else
+	bpt_skip_part "the proof per I/O: needs root and unshare (a network namespace of its own)"
+fi
+
 # a spawn with bad arguments: the target's own message, exit 2
 expect 2 "the spawned target exited (status 2)" --target "127.0.0.1:$free_port" --nqn "$NQN" -q \
 	--spawn-target "--ns ram:1Q"

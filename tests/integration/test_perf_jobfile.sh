@@ -54,7 +54,8 @@ row refused "job.fio:7: --rw bogus" '[job1]\nrw=bogus'
 row refused "job.fio:7: \[global\] after job \[job1\]" '[job1]\n[global]'
 row refused "job.fio:6: include" 'include=other.fio\n[job1]'
 row refused "no job section" ''
-row refused "--rw trim" '[job1]\nrw=trim'
+row accepted "" '[job1]\nrw=trim'
+row refused "--verify with --rw trim" '[job1]\nrw=trim\nverify=crc32c'
 "$BP" perf "$tmp/none.fio" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "job file $tmp/none.fio" "$tmp/err" ||
 	fail "a missing job file must exit 2 naming it: $(cat "$tmp/err")"
@@ -80,8 +81,9 @@ for k in ("groupid", "error", "job options", "read", "write", "trim", "job_runti
     assert k in job, "fio's job field %r is missing" % k
 for ddir in ("read", "write", "trim"):
     b = job[ddir]
-    for k in ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns"):
+    for k in ("io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "slat_ns", "clat_ns", "lat_ns"):
         assert k in b, "fio's %s.%s is missing" % (ddir, k)
+    assert b["slat_ns"] is None, "the closed loop measures no submission latency: slat_ns null, got %r" % b["slat_ns"]
 r = job["read"]
 assert r["total_ios"] > 0 and r["io_bytes"] == r["total_ios"] * 8192, "the command line's randread at the file's bs 8k: %r" % r
 assert job["write"]["total_ios"] == 0, "the command line's --rw=randread overrides the file's rw=write"

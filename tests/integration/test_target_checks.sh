@@ -4,9 +4,10 @@
 # 2 with one line saying what, before anything is started or left behind: a
 # port out of range said as such (not "not an address"), ram namespaces larger
 # than this machine's memory refused unless --ram-beyond-memory says they are
-# meant, and a file the target creates with size= but cannot size is removed
-# again (size=100T leaves no 0-byte file); perf refuses a job that writes to a
-# write-protected namespace from Identify Namespace, before any I/O; as root, a
+# meant, a size= beyond its file system's free space refused unless
+# --file-beyond-space says it is meant, and a file the target creates with size=
+# but cannot size is removed again (size=100T leaves no 0-byte file); perf refuses a job that writes to a
+# write-protected namespace from Identify Namespace, before any I/O (a trim too); as root, a
 # mounted block device (a loop device with ext4 on it) is refused naming where.
 set -u
 
@@ -54,12 +55,26 @@ pids+=($!)
 bpt_wait_until 30 bpt_file_has "$tmp/t.err" 'listening on' ||
 	fail "--ns ram:$big --ram-beyond-memory: the target never listened (30 s): $(cat "$tmp/t.err")"
 
+# a size= beyond its file system's free space (statvfs) is refused before the file is made
+free_b=$(df --output=avail -B1 "$tmp" | tail -1)
+over=$(((free_b / 1048576) * 2 + 1024))M
+refused "--ns file:$tmp/over.img,size=.*: needs .* MiB more, and its file system has .* MiB free.*--file-beyond-space" \
+	target --listen 127.0.0.1:0 --ns "file:$tmp/over.img,size=$over"
+[ ! -e "$tmp/over.img" ] || fail "a refused size= must not leave its file behind"
+# meant: the target starts (the file is sparse: blocks are taken on first write)
+"$BP" target --listen 127.0.0.1:0 --ns "file:$tmp/over.img,size=$over" --file-beyond-space --log-level info \
+	>"$tmp/o.out" 2>"$tmp/o.err" &
+pids+=($!)
+bpt_wait_until 30 bpt_file_has "$tmp/o.err" 'listening on' ||
+	fail "size=$over --file-beyond-space: the target never listened (30 s): $(cat "$tmp/o.err")"
+
 # a file the target created and could not size is removed again
-refused "cannot grow it to .* bytes" target --listen 127.0.0.1:0 --ns "file:$tmp/huge.img,size=100T"
+refused "cannot grow it to .* bytes" target --listen 127.0.0.1:0 --ns "file:$tmp/huge.img,size=100T" \
+	--file-beyond-space
 [ ! -e "$tmp/huge.img" ] || fail "size=100T that could not be had left $tmp/huge.img behind ($(stat -c %s "$tmp/huge.img") bytes)"
 # one that existed is left alone
 : >"$tmp/kept.img"
-timeout 60 "$BP" target --listen 127.0.0.1:0 --ns "file:$tmp/kept.img,size=100T" >/dev/null 2>&1
+timeout 60 "$BP" target --listen 127.0.0.1:0 --ns "file:$tmp/kept.img,size=100T" --file-beyond-space >/dev/null 2>&1
 [ -e "$tmp/kept.img" ] || fail "a file that existed before the target must never be removed"
 
 # perf: a write job against a write-protected namespace is refused from Identify, before any I/O
@@ -75,6 +90,8 @@ P=(perf --target "127.0.0.1:$port" --nqn "$NQN" --runtime 0.3 --interval 0 -q)
 refused "--rw write: namespace 1 of $NQN is write protected" "${P[@]}" --rw=write
 refused "--rw randrw: namespace 1 .* write protected" "${P[@]}" --rw=randrw
 refused "--rw randread --verify: namespace 1 .* write protected.*without --verify" "${P[@]}" --rw=randread --verify
+refused "--rw trim: namespace 1 .* write protected" "${P[@]}" --rw=trim
+refused "--rw randtrim: namespace 1 .* write protected" "${P[@]}" --rw=randtrim
 timeout 60 "$BP" "${P[@]}" --rw=randread >"$tmp/out" 2>"$tmp/err" ||
 	fail "reads of a write-protected namespace must run: $(cat "$tmp/err")"
 

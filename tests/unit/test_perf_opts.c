@@ -167,7 +167,17 @@ static void test_rwmix(void **state)
 	assert_true(perf_rw_reads(&o) && perf_rw_writes(&o));
 	assert_int_equal(PARSE(T, "--rw=readwrite"), 0);
 	assert_int_equal(o.rw, PERF_RW_RW);
-	EXPECT_ERR("--rw trim: perf's initiator does not send Dataset Management", T, "--rw", "trim");
+	/* fio's trims: Dataset Management deallocate, neither reads nor writes, no mix, no --verify */
+	assert_int_equal(PARSE(T, "--rw", "trim"), 0);
+	assert_int_equal(o.rw, PERF_RW_TRIM);
+	assert_true(perf_rw_trims(&o) && !perf_rw_reads(&o) && !perf_rw_writes(&o) && !perf_rw_random(o.rw));
+	assert_int_equal(PARSE(T, "--readwrite=randtrim"), 0);
+	assert_int_equal(o.rw, PERF_RW_RANDTRIM);
+	assert_true(perf_rw_trims(&o) && perf_rw_random(o.rw));
+	EXPECT_ERR("--verify with --rw trim: a trim deallocates", T, "--rw", "trim", "--verify");
+	EXPECT_ERR("--verify with --rw randtrim", T, "--rw=randtrim", "--verify=crc32c");
+	EXPECT_ERR("--rwmixread applies to --rw randrw and rw only (this is --rw trim)", T, "--rw", "trim",
+		   "--rwmixread", "50");
 }
 
 static void test_values(void **state)
@@ -206,11 +216,84 @@ static void test_sweep(void **state)
 	assert_true(o.sweep_lo == 2 && o.sweep_hi == 3);
 	assert_int_equal(PARSE(T, "--sweep", "numjobs=4"), 0);
 	assert_true(o.sweep_lo == 4 && o.sweep_hi == 4);
-	EXPECT_ERR("only numjobs", T, "--sweep", "iodepth=1..8");
+	EXPECT_ERR("numjobs=A..B or rate_iops=A,B,.. can be swept", T, "--sweep", "iodepth=1..8");
 	EXPECT_ERR("8 is more than 1", T, "--sweep", "numjobs=8..1");
 	EXPECT_ERR("must be between 1 and 64", T, "--sweep", "numjobs=1..65");
 	EXPECT_ERR("exclusive", T, "--sweep", "numjobs=1..2", "--numjobs", "2");
 	EXPECT_ERR("needs --spawn-target", T, "--target-config", "--poll-period-us 0");
+}
+
+/* fio's rate_iops: R,W,T per job, one value for every direction, the last copied on, empty = not limited. */
+static void test_rate(void **state)
+{
+	assert_int_equal(PARSE(T, "--rw", "randread"), 0);
+	assert_false(perf_open_loop(&o)); /* no rate: the closed loop */
+	assert_int_equal(PARSE(T, "--rw", "randread", "--rate_iops", "1000"), 0);
+	assert_true(perf_open_loop(&o) && !o.rate_poisson);
+	assert_true(o.rate_iops[0] == 1000 && o.rate_iops[1] == 1000 && o.rate_iops[2] == 1000);
+	assert_true(perf_offered_iops(&o) == 1000); /* reads only */
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rate-iops=500,200"), 0);
+	assert_true(o.rate_iops[0] == 500 && o.rate_iops[1] == 200 && o.rate_iops[2] == 200);
+	assert_true(perf_offered_iops(&o) == 700);
+	assert_int_equal(PARSE(T, "--rw", "randread", "--rate_iops=2k,"), 0);
+	assert_true(o.rate_iops[0] == 2000 && o.rate_iops[1] == 0 && o.rate_iops[2] == 0);
+	assert_int_equal(PARSE(T, "--rw", "write", "--rate_iops=,300"), 0);
+	assert_true(o.rate_iops[0] == 0 && o.rate_iops[1] == 300 && perf_offered_iops(&o) == 300);
+	assert_int_equal(PARSE(T, "--rw", "randtrim", "--rate_iops=1,2,3", "--rate_process=poisson"), 0);
+	assert_true(o.rate_iops[2] == 3 && perf_offered_iops(&o) == 3 && o.rate_poisson);
+	/* rwmixread says nothing under per-direction rates: said once, not silently */
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rwmixread", "70", "--rate_iops", "100,50"), 0);
+	assert_non_null(strstr(o.notes, "--rwmix (no effect with --rate_iops"));
+	EXPECT_ERR("--rate_iops 1,2,3,4: at most three rates", T, "--rate_iops", "1,2,3,4");
+	EXPECT_ERR("--rate_iops abc", T, "--rate_iops", "abc");
+	EXPECT_ERR("--rate_iops 0: no rate for the read that --rw read issues", T, "--rate_iops", "0");
+	EXPECT_ERR("--rate_iops ,5: no rate for the read that --rw randread issues", T, "--rw", "randread",
+		   "--rate_iops", ",5");
+	EXPECT_ERR("--rw randrw issues read and write: give a rate for each", T, "--rw", "randrw", "--rate_iops", "500,");
+	EXPECT_ERR("--rate_process poisson needs --rate_iops", T, "--rate_process", "poisson");
+	EXPECT_ERR("--rate_process uniform: must be linear or poisson", T, "--rate_iops", "1", "--rate_process",
+		   "uniform");
+	/* the sweep over rates: a value in every direction the pattern issues, or a percentage of --rate_iops */
+	assert_int_equal(PARSE(T, "--rw", "randrw", "--rate_iops", "2000,1000", "--sweep", "rate_iops=10%,50%,300",
+			       "--sweep", "numjobs=1..2"),
+			 0);
+	assert_int_equal(o.nrates, 3);
+	assert_true(o.sweep && o.sweep_hi == 2);
+	{
+		struct perf_opts p = o;
+
+		perf_sweep_rate(&p, 0);
+		assert_true(p.rate_iops[0] == 200 && p.rate_iops[1] == 100);
+		p = o;
+		perf_sweep_rate(&p, 2);
+		assert_true(p.rate_iops[0] == 300 && p.rate_iops[1] == 300 && p.rate_iops[2] == 0);
+	}
+	assert_int_equal(PARSE(T, "--rw", "randread", "--sweep", "rate_iops=1000,5k"), 0);
+	assert_true(o.nrates == 2 && o.sweep_rate[1] == 5000 && !o.sweep_pct[1] && !perf_open_loop(&o));
+	EXPECT_ERR("a percentage of --rate_iops, which is not given", T, "--sweep", "rate_iops=10%");
+	EXPECT_ERR("rate_iops is swept once", T, "--rate_iops", "1", "--sweep", "rate_iops=1", "--sweep",
+		   "rate_iops=2");
+	EXPECT_ERR("--sweep rate_iops", T, "--sweep", "rate_iops=1,,2");
+	EXPECT_ERR("--sweep rate_iops 0", T, "--sweep", "rate_iops=0");
+}
+
+/* fio's cpus_allowed: shared (every job on the set, fio's default) or split (job i on the i-th CPU: --cpus). */
+static void test_cpus_allowed(void **state)
+{
+	assert_int_equal(PARSE(T, "--cpus_allowed", "0", "--numjobs", "2"), 0);
+	assert_int_equal(o.nallowed, 1);
+	assert_int_equal(o.allowed[0], 0);
+	assert_int_equal(o.ncpus, 0); /* not pinned one by one */
+	assert_int_equal(o.notes[0], 0); /* applied, not said to be ignored */
+	assert_int_equal(PARSE(T, "--cpus_allowed=0", "--cpus_allowed_policy=split", "--numjobs", "3"), 0);
+	assert_int_equal(o.nallowed, 0);
+	assert_int_equal(o.ncpus, 1);
+	assert_int_equal(o.cpus[0], 0);
+	EXPECT_ERR("--cpus and --cpus_allowed are exclusive", T, "--cpus", "0", "--cpus_allowed", "0");
+	EXPECT_ERR("--cpus_allowed_policy split needs --cpus_allowed", T, "--cpus_allowed_policy", "split");
+	EXPECT_ERR("--cpus_allowed_policy none: must be shared or split", T, "--cpus_allowed", "0",
+		   "--cpus_allowed_policy", "none");
+	EXPECT_ERR("--cpus_allowed 9999", T, "--cpus_allowed", "9999");
 }
 
 static void test_errors(void **state)
@@ -396,7 +479,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fio_defaults), cmocka_unit_test(test_reference), cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_complete),     cmocka_unit_test(test_rwmix),     cmocka_unit_test(test_values),
-		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_errors),    cmocka_unit_test(test_split),
+		cmocka_unit_test(test_sweep),        cmocka_unit_test(test_rate),      cmocka_unit_test(test_cpus_allowed),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_target_queues), cmocka_unit_test(test_jobfile_format),
 		cmocka_unit_test(test_jobfile_options),
 	};

@@ -23,15 +23,15 @@ static void test_fixed(void **state)
 
 	assert_int_equal(rr_sched_init(&s, 3000, false, 3, 16, 1), 0);
 	rr_sched_start(&s, start, 250);
-	assert_true(s.next_ns == start + 250);
+	assert_true(s.clock.next_ns == start + 250);
 	for (uint64_t k = 0; k < 1000000; k++) {
-		uint64_t due = s.next_ns;
+		uint64_t due = s.clock.next_ns;
 
 		assert_int_equal(rr_sched_take(&s), (uint32_t)(k % 3));
 		/* 1e9 / 3000 = 333333.33.. ns: each due time is the exact one, rounded down */
 		assert_true(due == start + (uint64_t)(250 + (double)k * (1e9 / 3000)));
 	}
-	assert_true(s.next_ns == start + 250 + 333333333333ull);
+	assert_true(s.clock.next_ns == start + 250 + 333333333333ull);
 	rr_sched_free(&s);
 }
 
@@ -48,17 +48,17 @@ static void test_poisson(void **state)
 
 	assert_int_equal(rr_sched_init(&s, 10000, true, FLOWS, 16, 42), 0);
 	rr_sched_start(&s, 1000, 0);
-	prev = s.next_ns;
+	prev = s.clock.next_ns;
 	for (int i = 0; i < N; i++) {
 		uint32_t f = rr_sched_take(&s);
-		double gap = (double)(s.next_ns - prev);
+		double gap = (double)(s.clock.next_ns - prev);
 
 		assert_true(f < FLOWS);
 		per_flow[f]++;
 		sum += gap;
 		sum2 += gap * gap;
 		longer += gap > 100000;
-		prev = s.next_ns;
+		prev = s.clock.next_ns;
 	}
 	mean = sum / N;
 	sd = sqrt(sum2 / N - mean * mean);
@@ -68,7 +68,7 @@ static void test_poisson(void **state)
 	for (int f = 0; f < FLOWS; f++)
 		assert_true(fabs((double)per_flow[f] / N - 1.0 / FLOWS) < 0.005);
 	/* the whole run's rate: N requests in N gaps */
-	assert_true(fabs((double)(s.next_ns - 1000) / N - 100000) < 1000);
+	assert_true(fabs((double)(s.clock.next_ns - 1000) / N - 100000) < 1000);
 	rr_sched_free(&s);
 }
 
@@ -88,8 +88,8 @@ static void test_seed(void **state)
 		uint32_t fa = rr_sched_take(&a), fb = rr_sched_take(&b), fc = rr_sched_take(&c);
 
 		assert_int_equal(fa, fb);
-		assert_true(a.next_ns == b.next_ns);
-		same += fa == fc && a.next_ns == c.next_ns;
+		assert_true(a.clock.next_ns == b.clock.next_ns);
+		same += fa == fc && a.clock.next_ns == c.clock.next_ns;
 	}
 	assert_true(same < 10);
 	rr_sched_free(&a);

@@ -72,10 +72,11 @@ static void test_everything(void **state)
 			       "--allow-host", "h2", "--threads", "2", "--poll-period-us", "50", "--so-priority", "3",
 			       "--max-queues", "8", "--queue-depth", "256", "--max-conns", "99", "--max-transfer",
 			       "2M", "--inline-data", "16K", "--log-level", "debug", "--mode", "epoll:spin",
-			       "--cpus", "0" };
+			       "--cpus", "0", "--file-beyond-space" };
 	const struct sockaddr_in *sin = (const struct sockaddr_in *)&o.cfg.listen;
 
 	assert_int_equal(parse(sizeof(argv) / sizeof(argv[0]), argv), 0);
+	assert_true(o.file_beyond_space); /* size=2T on whatever /tmp has free: meant */
 	assert_int_equal(ntohs(sin->sin_port), 5000);
 	assert_string_equal(o.cfg.nqn, "nqn.2024-01.io.busypoll:x");
 	assert_int_equal(o.cfg.n_ns, 2);

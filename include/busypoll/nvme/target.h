@@ -135,6 +135,7 @@ struct bp_nvmet_queue_stats {
 	uint64_t errors;          /* commands completed with an error status, and fatal PDU errors */
 	uint64_t poll_passes;     /* work passes (receive + send) */
 	uint64_t idle_exits;      /* poll mode: periods that ended with no operation, back to waiting */
+	uint64_t polls;           /* poll mode: passes of the poll work (once per loop iteration while polling) */
 	uint64_t r2ts;
 	uint64_t write_zeroes;    /* Write Zeroes commands */
 	uint64_t deallocs;        /* Dataset Management commands */

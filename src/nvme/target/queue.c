@@ -457,6 +457,7 @@ static void poll_work(struct bp_loop *loop, void *arg)
 	struct nvmet_queue *q = arg;
 
 	(void)loop;
+	q->st.polls++;
 	nvmet_queue_work_begin(q);
 	send_pass(q);
 	if (nvmet_queue_work_end(q))

@@ -518,9 +518,9 @@ void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
 		return;
 	print_storage(t, out);
 	bp_nvmet_snapshot(t, st, max, &n);
-	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10s %10s %10s %8s %8s %12s %12s %8s %12s %10s %8s %8s %8s\n",
+	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10s %10s %10s %8s %8s %12s %12s %8s %12s %10s %8s %8s %8s %12s\n",
 		"queue", "cntlid", "qid", "thr", "peer", "state", "commands", "reads", "writes", "flushes", "r2ts",
-		"bytes_in", "bytes_out", "errors", "poll_passes", "idle_exits", "zeroes", "deallocs", "st_errs");
+		"bytes_in", "bytes_out", "errors", "poll_passes", "idle_exits", "zeroes", "deallocs", "st_errs", "polls");
 	for (size_t i = 0; i < n; i++) {
 		const struct bp_nvmet_queue_stats *q = &st[i];
 		char cntlid[8] = "-";
@@ -528,14 +528,14 @@ void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
 		if (q->cntlid != 0xffff)
 			snprintf(cntlid, sizeof(cntlid), "%u", q->cntlid);
 		fprintf(out, "%-6llu %-6s %-4u %-3d %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu "
-			"%10llu %8llu %8llu %8llu\n",
+			"%10llu %8llu %8llu %8llu %12llu\n",
 			(unsigned long long)q->queue_id, cntlid, q->qid, q->thread, q->peer, q->live ? "live" : "closed",
 			(unsigned long long)q->commands, (unsigned long long)q->reads, (unsigned long long)q->writes,
 			(unsigned long long)q->flushes, (unsigned long long)q->r2ts, (unsigned long long)q->bytes_in,
 			(unsigned long long)q->bytes_out, (unsigned long long)q->errors,
 			(unsigned long long)q->poll_passes, (unsigned long long)q->idle_exits,
 			(unsigned long long)q->write_zeroes, (unsigned long long)q->deallocs,
-			(unsigned long long)q->storage_errors);
+			(unsigned long long)q->storage_errors, (unsigned long long)q->polls);
 		tot.commands += q->commands;
 		tot.reads += q->reads;
 		tot.writes += q->writes;
@@ -549,15 +549,16 @@ void bp_nvmet_print_stats(struct bp_nvmet *t, FILE *out)
 		tot.write_zeroes += q->write_zeroes;
 		tot.deallocs += q->deallocs;
 		tot.storage_errors += q->storage_errors;
+		tot.polls += q->polls;
 	}
 	fprintf(out, "%-6s %-6s %-4s %-3s %-22s %-6s %10llu %10llu %10llu %8llu %8llu %12llu %12llu %8llu %12llu %10llu "
-		"%8llu %8llu %8llu\n",
+		"%8llu %8llu %8llu %12llu\n",
 		"total", "", "", "", "", "", (unsigned long long)tot.commands, (unsigned long long)tot.reads,
 		(unsigned long long)tot.writes, (unsigned long long)tot.flushes, (unsigned long long)tot.r2ts,
 		(unsigned long long)tot.bytes_in, (unsigned long long)tot.bytes_out, (unsigned long long)tot.errors,
 		(unsigned long long)tot.poll_passes, (unsigned long long)tot.idle_exits,
 		(unsigned long long)tot.write_zeroes, (unsigned long long)tot.deallocs,
-		(unsigned long long)tot.storage_errors);
+		(unsigned long long)tot.storage_errors, (unsigned long long)tot.polls);
 	if (t->n_closed > NVMET_CLOSED_KEEP)
 		fprintf(out, "(%u closed queues before these are not shown)\n", t->n_closed - NVMET_CLOSED_KEEP);
 	fflush(out);

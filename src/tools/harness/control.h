@@ -153,6 +153,8 @@ enum ctl_tag {
 	CTL_T_Q_POLL_PASSES,
 	CTL_T_Q_IDLE_EXITS,
 	CTL_T_Q_R2TS,
+	CTL_T_Q_POLLS,          /* poll mode: passes of the poll work (optional: older targets lack it) */
+	CTL_T_POLL_PERIOD_US,   /* u64, the target's --poll-period-us (0: poll mode off; optional) */
 	/* the agent */
 	CTL_T_SERVER = 160,     /* u64: a server the agent started (its id in the session) */
 	CTL_T_DEV,              /* text: a network device, as named on the agent's host */

@@ -38,9 +38,11 @@ struct perf_io {
 	uint8_t *buf;
 	uint64_t unit;           /* bs-sized unit of the region */
 	uint64_t submit_ns;
+	uint64_t due_ns;         /* the open loop: its intended issue time */
+	bool queued;             /* the open loop: it waited for a free slot */
 	uint32_t newgen;         /* --verify write: the generation it stamps */
 	uint16_t status;
-	bool write;
+	uint8_t ddir;            /* enum perf_ddir */
 	uint8_t state;
 };
 
@@ -67,11 +69,18 @@ struct perf_job {
 	uint64_t unit_lo, unit_hi, cursor;
 	uint64_t rng;
 	uint32_t *gen;           /* --verify: per unit of [unit_lo, unit_hi) */
-	struct perf_dir rd, wr;  /* measured */
+	struct perf_dir dir[PERF_DDIRS]; /* measured, by enum perf_ddir */
 	atomic_uint_fast64_t prog_ios, prog_bytes; /* every phase after the go, for progress lines */
 	uint64_t verified;
 	uint32_t napi_id;        /* of its queue's socket (0: loopback or none), read at teardown */
 	struct bp_timer t_poll;
+	/* --rate_iops: the open loop's schedule, one arrival clock per direction the pattern issues */
+	bool open;
+	bool clocked[PERF_DDIRS];
+	struct arrivals clock[PERF_DDIRS];
+	bool backlog;            /* I/Os were due while iodepth was in flight: the next ones out waited for a slot */
+	uint64_t behind;         /* due by the end of the measured interval, never issued (at teardown) */
+	struct bp_timer t_rate;
 };
 
 struct perf_ctx {

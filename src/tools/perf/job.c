@@ -14,6 +14,15 @@
  * (completion time is taken at reap). complete_min 0 keeps the loop polling
  * while I/O is in flight (a zero timer and bp_loop_poll_next), as fio polls.
  *
+ * The open loop (--rate_iops): each direction's I/Os are due on an arrival clock
+ * (tools/harness/arrivals.h); a timer at the next due time issues every I/O due
+ * by now, as slots allow, and an I/O due while iodepth are in flight waits for a
+ * slot (queued) and goes out at the next reap. Latency is then from the due time
+ * (fio's lat, queueing included), with clat from the issue and slat between.
+ *
+ * Trims (--rw trim, randtrim): one Dataset Management deallocate per I/O, its
+ * bs-sized range in the slot's buffer.
+ *
  * Offsets: bs-sized units of the region; random ones uniformly (with repeats,
  * fio's norandommap), sequential ones wrapping. With --verify a job owns a
  * disjoint slice, keeps each unit's generation, and never has two I/Os on one
@@ -21,10 +30,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -67,14 +79,41 @@ static void job_fail(struct perf_job *j, const char *fmt, ...)
 	run_worker_fail(&j->w, -EIO, "%s", msg);
 }
 
+/* ---- the open loop (--rate_iops): when the next I/O is due ---- */
+
+/* rate_next - the direction whose next I/O is due first, and that due time. */
+static enum perf_ddir rate_next(const struct perf_job *j, uint64_t *due)
+{
+	enum perf_ddir best = PERF_DDIR_READ;
+	uint64_t t = UINT64_MAX;
+
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		if (j->clocked[d] && j->clock[d].next_ns < t) {
+			t = j->clock[d].next_ns;
+			best = (enum perf_ddir)d;
+		}
+	}
+	*due = t;
+	return best;
+}
+
+/* rate_due - is an I/O due now? */
+static bool rate_due(const struct perf_job *j)
+{
+	uint64_t due;
+
+	rate_next(j, &due);
+	return due <= bp_now_ns();
+}
+
 /* ---- picking the next I/O ---- */
 
-/* Can the job submit in this phase? */
+/* Can the job submit in this phase? The open loop: only when an I/O is due. */
 static bool may_submit(const struct perf_job *j)
 {
 	switch (j->phase) {
 	case PJ_IO:
-		return run_worker_active(&j->w);
+		return run_worker_active(&j->w) && (!j->open || rate_due(j));
 	case PJ_PREFILL:
 	case PJ_READBACK:
 		return j->cursor < j->unit_hi;
@@ -88,19 +127,41 @@ static bool unit_busy(const struct perf_job *j, uint64_t unit)
 	return j->gen && (j->gen[unit - j->unit_lo] & PERF_GEN_BUSY);
 }
 
+/* pattern_ddir - the next I/O's direction as the pattern has it (a mixed one by rwmixread). */
+static enum perf_ddir pattern_ddir(struct perf_job *j)
+{
+	const struct perf_opts *o = j->ctx->o;
+
+	switch (o->rw) {
+	case PERF_RW_READ:
+	case PERF_RW_RANDREAD:
+		return PERF_DDIR_READ;
+	case PERF_RW_WRITE:
+	case PERF_RW_RANDWRITE:
+		return PERF_DDIR_WRITE;
+	case PERF_RW_RANDRW:
+	case PERF_RW_RW:
+		return rnd_below(j, 100) >= (uint64_t)o->rwmixread ? PERF_DDIR_WRITE : PERF_DDIR_READ;
+	case PERF_RW_TRIM:
+	case PERF_RW_RANDTRIM:
+		break;
+	}
+	return PERF_DDIR_TRIM;
+}
+
 /*
- * pick - the next I/O's direction and unit, false when there is none (the end of
- * a pre-fill or read-back pass). --verify never picks a unit with an I/O in
- * flight: the slice holds more units than iodepth (checked by the run), so a
- * free one always exists.
+ * pick - the next I/O's direction (unless chosen: the open loop's schedule says)
+ * and unit, false when there is none (the end of a pre-fill or read-back pass).
+ * --verify never picks a unit with an I/O in flight: the slice holds more units
+ * than iodepth (checked by the run), so a free one always exists.
  */
-static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
+static bool pick(struct perf_job *j, bool chosen, enum perf_ddir *ddir, uint64_t *unit)
 {
 	const struct perf_opts *o = j->ctx->o;
 	uint64_t span = j->unit_hi - j->unit_lo, u = j->unit_lo;
 
 	if (j->phase == PJ_PREFILL) {
-		*write = true;
+		*ddir = PERF_DDIR_WRITE;
 		*unit = j->cursor++;
 		return true;
 	}
@@ -109,25 +170,13 @@ static bool pick(struct perf_job *j, bool *write, uint64_t *unit)
 			j->cursor++;
 		if (j->cursor == j->unit_hi)
 			return false;
-		*write = false;
+		*ddir = PERF_DDIR_READ;
 		*unit = j->cursor++;
 		return true;
 	}
-	switch (o->rw) {
-	case PERF_RW_READ:
-	case PERF_RW_RANDREAD:
-		*write = false;
-		break;
-	case PERF_RW_WRITE:
-	case PERF_RW_RANDWRITE:
-		*write = true;
-		break;
-	case PERF_RW_RANDRW:
-	case PERF_RW_RW:
-		*write = rnd_below(j, 100) >= (uint64_t)o->rwmixread;
-		break;
-	}
-	if (o->rw == PERF_RW_READ || o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RW) {
+	if (!chosen)
+		*ddir = pattern_ddir(j);
+	if (!perf_rw_random(o->rw)) {
 		for (uint64_t tries = 0; tries < span; tries++) {
 			if (j->cursor >= j->unit_hi)
 				j->cursor = j->unit_lo;
@@ -156,17 +205,23 @@ static bool submit_one(struct perf_job *j)
 	const struct perf_opts *o = ctx->o;
 	uint32_t slot = j->freelist[j->nfree - 1];
 	struct perf_io *io = &j->ios[slot];
-	uint64_t unit = 0, lba;
+	uint64_t unit = 0, lba, due = 0;
+	enum perf_ddir ddir = PERF_DDIR_READ;
+	bool write, scheduled = j->open && j->phase == PJ_IO;
 	uint8_t sqe[64];
-	bool write = false;
 	int ret;
 
-	if (!pick(j, &write, &unit))
+	if (scheduled)
+		ddir = rate_next(j, &due);
+	if (!pick(j, scheduled, &ddir, &unit))
 		return false;
+	if (scheduled)
+		arrivals_take(&j->clock[ddir]);
+	write = ddir == PERF_DDIR_WRITE;
 	j->nfree--;
 	lba = (ctx->region_offset + unit * o->bs) / ctx->block_size;
 	io->unit = unit;
-	io->write = write;
+	io->ddir = (uint8_t)ddir;
 	io->status = 0;
 	if (j->gen) {
 		uint32_t *g = &j->gen[unit - j->unit_lo];
@@ -181,11 +236,20 @@ static bool submit_one(struct perf_job *j)
 	}
 	if (write)
 		j->wrote = true;
-	bp_nvmeh_sqe_rw(sqe, write, ctx->nsid, lba, ctx->lbas_per_io);
+	if (ddir == PERF_DDIR_TRIM) {
+		/* fio's trim: one Dataset Management deallocate of the bs-sized range; its data is the range */
+		bp_nvmeh_dsm_range(io->buf, lba, ctx->lbas_per_io);
+		bp_nvmeh_sqe_dsm(sqe, ctx->nsid, 1);
+	} else {
+		bp_nvmeh_sqe_rw(sqe, write, ctx->nsid, lba, ctx->lbas_per_io);
+	}
 	io->state = IO_INFLIGHT;
 	io->submit_ns = bp_now_ns();
+	io->due_ns = scheduled ? due : io->submit_ns;
+	io->queued = scheduled && j->backlog;
 	j->busy++;
-	ret = bp_nvmeh_submit(j->q, sqe, io->buf, o->bs, write, io_done, io);
+	ret = bp_nvmeh_submit(j->q, sqe, io->buf, ddir == PERF_DDIR_TRIM ? BP_NVME_DSM_RANGE_LEN : o->bs,
+			      ddir != PERF_DDIR_READ, io_done, io);
 	if (ret) {
 		/* Nothing was queued for it: the queue failed under us (its error says why). */
 		io->state = IO_FREE;
@@ -198,24 +262,51 @@ static bool submit_one(struct perf_job *j)
 	return true;
 }
 
-/* job_fill - submit until iodepth is in flight, a send every `batch` commands and one for the rest. */
+static void rate_tick(struct bp_loop *loop, void *arg);
+
+/*
+ * rate_after_fill - the open loop after a fill: I/Os still due with every slot in
+ * flight make a backlog (the next ones out waited for a slot; a completion's reap
+ * fills again); nothing due: the timer at the next due time. The engine's timers
+ * take whole microseconds: rounded down, so it is never late, at most 1 us early,
+ * and then nothing is due yet and it is armed again with 0.
+ */
+static void rate_after_fill(struct perf_job *j)
+{
+	uint64_t due, now;
+
+	if (j->phase != PJ_IO || !run_worker_active(&j->w))
+		return;
+	rate_next(j, &due);
+	now = bp_now_ns();
+	j->backlog = due <= now && !j->nfree;
+	if (due > now || j->nfree)
+		bp_timer_start(j->loop, &j->t_rate, due > now ? (due - now) / 1000 : 0, rate_tick, j);
+}
+
+/*
+ * job_fill - submit until iodepth is in flight (the open loop: every I/O due by
+ * now, at most iodepth), a send every `batch` commands and one for the rest.
+ */
 static void job_fill(struct perf_job *j)
 {
 	int batch = j->ctx->o->batch, in_batch = 0;
 
-	if (!j->nfree || !may_submit(j))
-		return;
-	bp_nvmeh_cork(j->q);
-	while (j->nfree && may_submit(j) && j->phase != PJ_FAILED) {
-		if (!submit_one(j))
-			break;
-		if (++in_batch == batch) {
-			bp_nvmeh_uncork(j->q);
-			bp_nvmeh_cork(j->q);
-			in_batch = 0;
+	if (j->nfree && may_submit(j)) {
+		bp_nvmeh_cork(j->q);
+		while (j->nfree && may_submit(j) && j->phase != PJ_FAILED) {
+			if (!submit_one(j))
+				break;
+			if (++in_batch == batch) {
+				bp_nvmeh_uncork(j->q);
+				bp_nvmeh_cork(j->q);
+				in_batch = 0;
+			}
 		}
+		bp_nvmeh_uncork(j->q);
 	}
-	bp_nvmeh_uncork(j->q);
+	if (j->open)
+		rate_after_fill(j);
 }
 
 /* ---- completions ---- */
@@ -250,7 +341,7 @@ static void io_status_fail(struct perf_job *j, const struct perf_io *io)
 	char s[96];
 
 	job_fail(j, "target %s, job %d: %s of %u block%s at LBA %" PRIu64 " (nsid %u) failed: %s", ctx->addr, j->idx,
-		 io->write ? "write" : "read", ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
+		 io->ddir == PERF_DDIR_TRIM ? "trim (deallocate)" : perf_ddir_name(io->ddir), ctx->lbas_per_io, ctx->lbas_per_io == 1 ? "" : "s", lba, ctx->nsid,
 		 bp_nvme_status_str(io->status, s, sizeof(s)));
 }
 
@@ -270,7 +361,7 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 	if (j->gen) {
 		uint32_t *g = &j->gen[io->unit - j->unit_lo];
 
-		if (io->write) {
+		if (io->ddir == PERF_DDIR_WRITE) {
 			*g = io->newgen;
 		} else {
 			uint64_t lba = (ctx->region_offset + io->unit * o->bs) / ctx->block_size;
@@ -290,11 +381,19 @@ static void reap_one(struct perf_job *j, struct perf_io *io, uint64_t now)
 		}
 	}
 	if (j->w.phase == RUN_MEASURE && j->phase == PJ_IO) {
-		struct perf_dir *d = io->write ? &j->wr : &j->rd;
+		struct perf_dir *d = &j->dir[io->ddir];
+		uint64_t lag = io->submit_ns > io->due_ns ? io->submit_ns - io->due_ns : 0;
 
 		d->ios++;
 		d->bytes += o->bs;
-		bp_hist_record(&d->hist, now - io->submit_ns);
+		/* fio's lat: the open loop's from the intended issue time, so the queueing counts */
+		bp_hist_record(&d->hist, now - (j->open ? io->due_ns : io->submit_ns));
+		if (j->open) {
+			bp_hist_record(&d->clat, now - io->submit_ns);
+			bp_hist_record(&d->slat, lag);
+			d->late += lag > ARRIVALS_LATE_NS;
+			d->queued += io->queued;
+		}
 	}
 	run_worker_add(&j->w, 1);
 	atomic_store_explicit(&j->prog_ios, atomic_load_explicit(&j->prog_ios, memory_order_relaxed) + 1,
@@ -329,6 +428,18 @@ static void poll_tick(struct bp_loop *loop, void *arg)
 	bp_timer_start(loop, &j->t_poll, 0, poll_tick, j);
 }
 
+/* rate_tick - the open loop's timer: every I/O due by now goes out (as slots allow). */
+static void rate_tick(struct bp_loop *loop, void *arg)
+{
+	struct perf_job *j = arg;
+
+	(void)loop;
+	if (j->closing || j->phase == PJ_FAILED)
+		return;
+	job_fill(j);
+	poll_arm(j);
+}
+
 /* job_advance - move on when a phase's I/O is all back: the pre-fill makes the job ready, the drain done. */
 static void job_advance(struct perf_job *j)
 {
@@ -361,6 +472,7 @@ bool perf_job_idle(struct run_worker *w)
 	if (j->phase == PJ_READBACK && (j->busy || (j->cursor < j->unit_hi && !w->interrupted)))
 		return false;
 	bp_timer_stop(j->loop, &j->t_poll);
+	bp_timer_stop(j->loop, &j->t_rate);
 	return true;
 }
 
@@ -395,13 +507,21 @@ static void job_service(void *arg)
 	poll_arm(j);
 }
 
-/* perf_job_start - the go: sequential patterns start at the slice's start (after any pre-fill), fill the queue. */
+/*
+ * perf_job_start - the go: sequential patterns start at the slice's start (after
+ * any pre-fill), fill the queue. The open loop's clocks start now, fixed gaps
+ * staggered by job (job i one i-th of the jobs' gap later), so the jobs' I/Os interleave.
+ */
 void perf_job_start(struct run_worker *w)
 {
 	struct perf_job *j = (struct perf_job *)w;
+	uint64_t now = bp_now_ns();
 
 	j->phase = PJ_IO;
 	j->cursor = j->unit_lo;
+	for (int d = 0; d < PERF_DDIRS; d++)
+		if (j->clocked[d])
+			arrivals_start(&j->clock[d], now, j->clock[d].poisson ? 0 : j->clock[d].gap_ns * j->idx / j->ctx->n);
 	job_fill(j);
 	poll_arm(j);
 }
@@ -452,8 +572,15 @@ struct perf_job *perf_job_new(struct perf_ctx *ctx, int idx)
 	}
 	j->cursor = j->unit_lo;
 	j->rng = bp_now_ns() ^ ((uint64_t)idx << 48) ^ (uint64_t)(uintptr_t)j;
-	bp_hist_init(&j->rd.hist);
-	bp_hist_init(&j->wr.hist);
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		bp_hist_init(&j->dir[d].hist);
+		bp_hist_init(&j->dir[d].clat);
+		bp_hist_init(&j->dir[d].slat);
+		/* the open loop: a clock per direction the pattern issues (every one has a rate: perf_check) */
+		if (perf_open_loop(o) && perf_rw_uses(o, (enum perf_ddir)d) &&
+		    arrivals_init(&j->clock[d], o->rate_iops[d], o->rate_poisson, rnd(j)) == 0)
+			j->clocked[d] = j->open = true;
+	}
 	return j;
 oom:
 	perf_job_free(j);
@@ -485,6 +612,20 @@ int perf_job_setup(struct bp_loop *loop, void *arg)
 	j->w.loop = loop;
 	j->phase = PJ_SETUP;
 	ev_name_thread("perf-job", j->idx);
+	/* --cpus_allowed (fio's shared policy): the job's thread may run on any CPU of the set */
+	if (ctx->o->nallowed) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		for (int i = 0; i < ctx->o->nallowed; i++)
+			CPU_SET(ctx->o->allowed[i], &set);
+		ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (ret)
+			return bp_set_last_error(-ret, "job %d: --cpus_allowed: %s", j->idx, strerror(ret));
+	}
+	/* the open loop's timer is this thread's wait timeout: let the kernel end it on time */
+	if (j->open && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) < 0)
+		return bp_set_last_error(-errno, "job %d: prctl(PR_SET_TIMERSLACK): %s", j->idx, strerror(errno));
 	ret = bp_nvmeh_ctrl_io_queue(ctx->ctrl, loop, (uint16_t)(j->idx + 1), &j->q);
 	if (ret) {
 		char s[96];
@@ -519,6 +660,11 @@ void perf_job_teardown(struct bp_loop *loop, void *arg)
 	bp_timer_stop(loop, &j->w.t_measure);
 	bp_timer_stop(loop, &j->w.t_end);
 	bp_timer_stop(loop, &j->t_poll);
+	bp_timer_stop(loop, &j->t_rate);
+	/* the open loop's I/Os due by the end of the interval that never went out (the schedule stopped there) */
+	for (int d = 0; d < PERF_DDIRS; d++)
+		if (j->clocked[d] && j->w.measured)
+			j->behind += arrivals_behind(&j->clock[d], j->w.end.loop.ns);
 	if (j->q)
 		bp_nvmeh_queue_close(j->q);
 	j->q = NULL;

@@ -77,8 +77,20 @@ const char *perf_rw_name(enum perf_rw rw)
 	case PERF_RW_RANDWRITE: return "randwrite";
 	case PERF_RW_RANDRW: return "randrw";
 	case PERF_RW_RW: return "rw";
+	case PERF_RW_TRIM: return "trim";
+	case PERF_RW_RANDTRIM: return "randtrim";
 	}
 	return "?";
+}
+
+const char *perf_ddir_name(enum perf_ddir d)
+{
+	return d == PERF_DDIR_READ ? "read" : d == PERF_DDIR_WRITE ? "write" : "trim";
+}
+
+bool perf_rw_random(enum perf_rw rw)
+{
+	return rw == PERF_RW_RANDREAD || rw == PERF_RW_RANDWRITE || rw == PERF_RW_RANDRW || rw == PERF_RW_RANDTRIM;
 }
 
 bool perf_rw_mixed(enum perf_rw rw)
@@ -94,6 +106,54 @@ bool perf_rw_reads(const struct perf_opts *o)
 bool perf_rw_writes(const struct perf_opts *o)
 {
 	return o->rw == PERF_RW_WRITE || o->rw == PERF_RW_RANDWRITE || (perf_rw_mixed(o->rw) && o->rwmixread < 100);
+}
+
+bool perf_rw_trims(const struct perf_opts *o)
+{
+	return o->rw == PERF_RW_TRIM || o->rw == PERF_RW_RANDTRIM;
+}
+
+bool perf_rw_uses(const struct perf_opts *o, enum perf_ddir d)
+{
+	return d == PERF_DDIR_READ ? perf_rw_reads(o) : d == PERF_DDIR_WRITE ? perf_rw_writes(o) : perf_rw_trims(o);
+}
+
+bool perf_open_loop(const struct perf_opts *o)
+{
+	for (int d = 0; d < PERF_DDIRS; d++)
+		if (o->rate_iops[d] > 0 && perf_rw_uses(o, (enum perf_ddir)d))
+			return true;
+	return false;
+}
+
+double perf_offered_iops(const struct perf_opts *o)
+{
+	double sum = 0;
+
+	for (int d = 0; d < PERF_DDIRS; d++)
+		if (perf_rw_uses(o, (enum perf_ddir)d))
+			sum += o->rate_iops[d];
+	return sum;
+}
+
+void perf_rates_text(char *buf, size_t len, const struct perf_opts *o)
+{
+	const double *r = o->rate_iops;
+
+	if (r[0] == r[1] && r[1] == r[2])
+		snprintf(buf, len, "%.10g", r[0]);
+	else
+		snprintf(buf, len, "%.10g,%.10g,%.10g", r[0], r[1], r[2]);
+}
+
+void perf_sweep_rate(struct perf_opts *o, int i)
+{
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		if (o->sweep_pct[i])
+			o->rate_iops[d] = o->rate_iops[d] * o->sweep_rate[i] / 100;
+		else
+			o->rate_iops[d] = perf_rw_uses(o, (enum perf_ddir)d) ? o->sweep_rate[i] : 0;
+	}
 }
 
 /* opt_time - seconds, as fio's time type (the shared parser takes its units), up to a week. */
@@ -200,6 +260,17 @@ static int parse_verify(const struct opt_spec *sp, const char *name, const char 
 	return 0;
 }
 
+/* note_add - "KEY (why)" once in o->notes, for perf to say before it starts. */
+static void note_add(struct perf_opts *o, const char *key, const char *why)
+{
+	char k[64];
+	size_t len = strlen(o->notes);
+
+	snprintf(k, sizeof(k), "%s (", key);
+	if (!strstr(o->notes, k))
+		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s%s)", len ? "; " : "", k, why);
+}
+
 /*
  * parse_noted - a fio option that does not apply to a userspace NVMe/TCP
  * initiator: accepted with any value, and its reason (the row's .help) kept in
@@ -208,14 +279,11 @@ static int parse_verify(const struct opt_spec *sp, const char *name, const char 
 static int parse_noted(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		       size_t errlen)
 {
-	struct perf_opts *o = base;
 	char key[64];
-	size_t len = strlen(o->notes);
 
 	(void)v, (void)err, (void)errlen;
-	snprintf(key, sizeof(key), "--%s (", sp->name);
-	if (!strstr(o->notes, key))
-		snprintf(o->notes + len, sizeof(o->notes) - len, "%s%s%s)", len ? "; " : "", key, sp->help);
+	snprintf(key, sizeof(key), "--%s", sp->name);
+	note_add(base, key, sp->help);
 	return 0;
 }
 
@@ -243,6 +311,19 @@ static int parse_output_format(const struct opt_spec *sp, const char *name, cons
 	return 0;
 }
 
+/* parse_allowed_policy - fio's cpus_allowed_policy: shared (every job on the whole set) or split (one CPU each). */
+static int parse_allowed_policy(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+				size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	(void)sp;
+	if (strcmp(v, "shared") && strcmp(v, "split"))
+		return tool_fail(err, errlen, "%s %s: must be shared or split (fio's cpus_allowed_policy)", name, v);
+	o->allowed_split = !strcmp(v, "split");
+	return 0;
+}
+
 /* parse_config - --target-config, repeatable: one more block. */
 static int parse_config(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 			size_t errlen)
@@ -259,7 +340,105 @@ static int parse_config(const struct opt_spec *sp, const char *name, const char 
 	return 0;
 }
 
-/* parse_sweep - "numjobs=A..B" (or A-B, or one N). */
+/* rate_value - one I/O rate of --rate_iops or a sweep: 0 (not limited), or a rate with an optional k/M. */
+static int rate_value(const char *name, const char *s, double *out, char *err, size_t errlen)
+{
+	if (!strcmp(s, "0")) {
+		*out = 0;
+		return 0;
+	}
+	return tool_opt_rate(name, s, PERF_MAX_RATE_IOPS, out, err, errlen);
+}
+
+/*
+ * parse_rate_iops - fio's rate_iops=R[,W[,T]], per job: one value sets every
+ * direction; R,W sets reads and writes, and trims as W (fio copies the last value
+ * given to the directions after it); an empty field or 0 leaves its direction not
+ * limited ("500," reads only, ",500" writes and trims).
+ */
+static int parse_rate_iops(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			   size_t errlen)
+{
+	struct perf_opts *o = base;
+	char buf[96], *f[PERF_DDIRS];
+	int n = 0;
+
+	(void)sp;
+	if (!*v || strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s needs R[,W[,T]]: I/Os per second per job (read, write, trim)", name);
+	snprintf(buf, sizeof(buf), "%s", v);
+	f[n++] = buf;
+	for (char *c = buf; *c; c++) {
+		if (*c != ',')
+			continue;
+		if (n == PERF_DDIRS)
+			return tool_fail(err, errlen, "%s %s: at most three rates (read,write,trim)", name, v);
+		*c = 0;
+		f[n++] = c + 1;
+	}
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		/* one value: every direction; two: the trim rate is the write rate (fio's parser) */
+		const char *t = f[d < n ? d : n - 1];
+
+		if (!*t) {
+			if (n == 1)
+				return tool_fail(err, errlen, "%s needs R[,W[,T]]: I/Os per second per job", name);
+			o->rate_iops[d] = 0;
+			continue;
+		}
+		if (rate_value(name, t, &o->rate_iops[d], err, errlen))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* parse_rate_process - fio's rate_process: linear (fixed gaps, its default) or poisson. */
+static int parse_rate_process(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+			      size_t errlen)
+{
+	struct perf_opts *o = base;
+
+	(void)sp;
+	if (!strcmp(v, "linear"))
+		o->rate_poisson = false;
+	else if (!strcmp(v, "poisson"))
+		o->rate_poisson = true;
+	else
+		return tool_fail(err, errlen, "%s %s: must be linear or poisson (fio's rate_process)", name, v);
+	return 0;
+}
+
+/* sweep_rates - "rate_iops=A,B,..": each a rate (every direction) or P% (of --rate_iops). */
+static int sweep_rates(struct perf_opts *o, const char *s, char *err, size_t errlen)
+{
+	char buf[512], *save = NULL, *w;
+
+	if (o->nrates)
+		return tool_fail(err, errlen, "--sweep %s: rate_iops is swept once (one list)", s);
+	if (strlen(s) >= sizeof(buf) || !s[10])
+		return tool_fail(err, errlen, "--sweep %s: want rate_iops=A,B,.. (I/Os per second per job, or P%% of "
+				 "--rate_iops)", s);
+	if (tool_check_list("--sweep rate_iops", s + 10, ',', err, errlen))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s + 10);
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		size_t len = strlen(w);
+		bool pct = len > 1 && w[len - 1] == '%';
+		double v;
+
+		if (o->nrates == PERF_MAX_RATES)
+			return tool_fail(err, errlen, "--sweep %s: at most %d rates", s, PERF_MAX_RATES);
+		if (pct)
+			w[len - 1] = 0;
+		if (tool_opt_rate("--sweep rate_iops", w, pct ? 1e6 : PERF_MAX_RATE_IOPS, &v, err, errlen))
+			return -EINVAL;
+		o->sweep_pct[o->nrates] = pct;
+		o->sweep_rate[o->nrates++] = v;
+	}
+	return 0;
+}
+
+/* parse_sweep - "numjobs=A..B" (or A-B, or one N), or "rate_iops=A,B,..": each swept once. */
 static int parse_sweep(const struct opt_spec *sp, const char *name, const char *s, void *base, char *err,
 		       size_t errlen)
 {
@@ -269,8 +448,13 @@ static int parse_sweep(const struct opt_spec *sp, const char *name, const char *
 	long long lo, hi;
 	size_t n;
 
+	if (!strncmp(s, "rate_iops=", 10))
+		return sweep_rates(o, s, err, errlen);
 	if (strncmp(s, "numjobs=", 8))
-		return tool_fail(err, errlen, "--sweep %s: only numjobs=A..B can be swept (e.g. numjobs=1..8)", s);
+		return tool_fail(err, errlen, "--sweep %s: numjobs=A..B or rate_iops=A,B,.. can be swept (e.g. "
+				 "numjobs=1..8, rate_iops=10%%,50%%,100%%)", s);
+	if (o->sweep)
+		return tool_fail(err, errlen, "--sweep %s: numjobs is swept once (one range)", s);
 	p = s + 8;
 	n = strspn(p, "0123456789");
 	if (!n || n >= sizeof(a))
@@ -334,10 +518,22 @@ static int parse_digest(const struct opt_spec *sp, const char *name, const char 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* --rw's words, fio's: the first five are enum perf_rw; rw and readwrite are PERF_RW_RW; trims are refused. */
+/* --rw's words, fio's: the first five are enum perf_rw; rw and readwrite are PERF_RW_RW; then the trims. */
 static const char *const rw_names[] = { "read", "write", "randread", "randwrite", "randrw",
 					"rw", "readwrite", "trim", "randtrim", NULL };
 enum { RW_GIVEN_RW = 5, RW_GIVEN_READWRITE, RW_GIVEN_TRIM, RW_GIVEN_RANDTRIM };
+
+/* rw_of_given - --rw's word (its index in rw_names) as the pattern. */
+static enum perf_rw rw_of_given(int given)
+{
+	switch (given) {
+	case RW_GIVEN_RW:
+	case RW_GIVEN_READWRITE: return PERF_RW_RW;
+	case RW_GIVEN_TRIM: return PERF_RW_TRIM;
+	case RW_GIVEN_RANDTRIM: return PERF_RW_RANDTRIM;
+	default: return (enum perf_rw)given;
+	}
+}
 
 /* A fio option that does not apply: accepted, its reason (help) said once (parse_noted). */
 #define NOTED(nm, why) { .name = nm, .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN | OPT_F_REPEAT, \
@@ -359,7 +555,8 @@ static const struct opt_spec perf_specs[] = {
 	{ .name = "io-timeout", .kind = OPT_CUSTOM, .parse = parse_io_timeout, .arg = "S",
 	  .help = "a command unanswered S seconds fails the run\n(default 30, as Linux's nvme_core.io_timeout)" },
 	{ .name = "rw", .kind = OPT_CHOICE, PF(rw_given), .choices = rw_names, .arg = "PATTERN",
-	  .help = "read, write, randread, randwrite, randrw, rw\n(= readwrite: sequential, mixed)", .dflt = OPT_DFLT_FIELD },
+	  .help = "read, write, randread, randwrite, randrw, rw\n(= readwrite: sequential, mixed), trim, randtrim\n"
+		  "(Dataset Management deallocate, bs per trim)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "readwrite", .kind = OPT_CHOICE, .flags = OPT_F_HIDDEN, PF(rw_given), .choices = rw_names,
 	  .alias_of = "rw" },
 	{ .name = "rwmixread", .kind = OPT_INT, PF(rwmixread), .lo = 0, .hi = 100, .arg = "PCT",
@@ -393,6 +590,14 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "jobs, each its own I/O queue and thread, 1.." STR(PERF_MAX_JOBS), .dflt = OPT_DFLT_FIELD },
 	{ .name = "cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, cpus, ncpus), .arg = "LIST",
 	  .help = "job i on the i-th CPU of LIST (e.g. 0,2-3)" },
+	{ .name = "cpus-allowed", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed), .arg = "LIST",
+	  .help = "fio's cpus_allowed: every job may run on any CPU of\nLIST (policy split: job i on the i-th, as --cpus)" },
+	{ .name = "cpus_allowed", .kind = OPT_CPUS, .flags = OPT_F_HIDDEN, OPT_CPUS_FIELD(struct perf_opts, allowed, nallowed),
+	  .alias_of = "cpus-allowed" },
+	{ .name = "cpus-allowed-policy", .kind = OPT_CUSTOM, .parse = parse_allowed_policy, .arg = "shared|split",
+	  .help = "fio's cpus_allowed_policy: shared (default) or split" },
+	{ .name = "cpus_allowed_policy", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_allowed_policy,
+	  .alias_of = "cpus-allowed-policy" },
 	{ .name = "runtime", .kind = OPT_CUSTOM, PF(runtime_s), .parse = parse_time, .arg = "T",
 	  .help = "measured seconds (s, ms, m, h suffixes)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "ramp-time", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(ramp_s), .parse = parse_time, .arg = "T",
@@ -415,8 +620,18 @@ static const struct opt_spec perf_specs[] = {
 	  .help = "engine wait mode of every job (see `busypoll modes`)", .dflt = OPT_DFLT_FIELD },
 	{ .name = "interval", .kind = OPT_CUSTOM, .flags = OPT_F_ZERO_OK, PF(interval_s), .parse = parse_time,
 	  .arg = "S", .help = "a progress line on stderr every S s (0 off)", .dflt = OPT_DFLT_FIELD },
-	{ .name = "sweep", .kind = OPT_CUSTOM, .parse = parse_sweep, .arg = "numjobs=A..B",
-	  .help = "one run per job count: threads, IOPS (K), average\nlatency, P99.99" },
+	{ .name = "rate-iops", .kind = OPT_CUSTOM, .parse = parse_rate_iops, .arg = "R[,W[,T]]",
+	  .help = "the open loop (fio's rate_iops): each job issues R\nreads, W writes, T trims per second on a schedule,\n"
+		  "whatever is in flight; latency from each I/O's\nintended issue time (R alone: every direction)" },
+	{ .name = "rate_iops", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_rate_iops, .alias_of = "rate-iops" },
+	{ .name = "rate-process", .kind = OPT_CUSTOM, .parse = parse_rate_process, .arg = "linear|poisson",
+	  .help = "the schedule's gaps: fixed (default) or exponential" },
+	{ .name = "rate_process", .kind = OPT_CUSTOM, .flags = OPT_F_HIDDEN, .parse = parse_rate_process,
+	  .alias_of = "rate-process" },
+	{ .name = "sweep", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_sweep,
+	  .arg = "numjobs=A..B|rate_iops=A,B,..",
+	  .help = "repeatable, each once: one run per job count and/or\nper rate (a rate per job in every direction, or P% of\n"
+		  "--rate-iops): threads, offered load, IOPS (K), latency" },
 	{ .name = "spawn-target", .kind = OPT_TEXT, .flags = OPT_F_DASH_OK, PF(spawn_args), .arg = "ARGS",
 	  .help = "run our own `busypoll target ARGS` for the runs (its\n--listen and --nqn default to --target and --nqn);\n"
 		  "its counters and CPU join the results" },
@@ -436,7 +651,6 @@ static const struct opt_spec perf_specs[] = {
 	NOTED_BOOL("group_reporting", "implied: the jobs are reported together"),
 	NOTED_BOOL("norandommap", "implied: random offsets are uniform, with no map"),
 	NOTED_BOOL("randrepeat", "ignored: the random offsets are seeded per run"),
-	NOTED("cpus_allowed", "ignored: use --cpus LIST to put job i on the i-th CPU"),
 	NOTED_BOOL("thread", "implied: every job is a thread"),
 	NOTED_BOOL("invalidate", "implied: there is no page cache to invalidate"),
 	NOTED("ioscheduler", "ignored: no kernel block layer is involved"),
@@ -444,6 +658,44 @@ static const struct opt_spec perf_specs[] = {
 	NOTED_BOOL("stonewall", "ignored: a job file has one job section here"),
 	NOTED_BOOL("wait_for_previous", "ignored: a job file has one job section here"),
 };
+
+/*
+ * check_rates - --rate_iops against the pattern: every direction the pattern issues
+ * has a rate, or none has (an open loop with one direction not limited would be a
+ * closed loop in that direction, mixed into the other's schedule).
+ */
+static int check_rates(struct perf_opts *o, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	bool any = false, all = true, given = opt_given(seen, "rate-iops") > 0;
+	char used[32] = "";
+
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		if (!perf_rw_uses(o, (enum perf_ddir)d))
+			continue;
+		any |= o->rate_iops[d] > 0;
+		all &= o->rate_iops[d] > 0;
+		snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", used[0] ? " and " : "",
+			 perf_ddir_name((enum perf_ddir)d));
+	}
+	if (given && !any)
+		return tool_fail(err, errlen, "--rate_iops %s: no rate for the %s that --rw %s issues (fio's order is "
+				 "read,write,trim)", opt_text(seen, "rate-iops"), used, perf_rw_name(o->rw));
+	if (any && !all)
+		return tool_fail(err, errlen, "--rate_iops %s: --rw %s issues %s: give a rate for each (an open loop in "
+				 "one direction only would be a closed loop in the other)", opt_text(seen, "rate-iops"),
+				 perf_rw_name(o->rw), used);
+	if (!any && opt_given(seen, "rate-process"))
+		return tool_fail(err, errlen, "--rate_process %s needs --rate_iops (the schedule it spaces)",
+				 opt_text(seen, "rate-process"));
+	for (int i = 0; i < o->nrates; i++)
+		if (o->sweep_pct[i] && !any)
+			return tool_fail(err, errlen, "--sweep rate_iops=..%g%%..: a percentage of --rate_iops, which is "
+					 "not given (give --rate_iops N as 100%%)", o->sweep_rate[i]);
+	if (any && perf_rw_mixed(o->rw) && (opt_given(seen, "rwmixread") || opt_given(seen, "rwmixwrite")))
+		note_add(o, "--rwmix", "no effect with --rate_iops: each direction issues at its own rate, as fio's rate "
+			 "does; the mix is the rates' ratio");
+	return 0;
+}
 
 /* perf_check - the rules between perf's options, then fio's meanings resolved. */
 static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
@@ -466,13 +718,16 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 		o->rwmixread = 100 - o->rwmixwrite;
 		mixr = true;
 	}
-	if (o->rw_given == RW_GIVEN_TRIM || o->rw_given == RW_GIVEN_RANDTRIM)
-		return tool_fail(err, errlen, "--rw %s: perf's initiator does not send Dataset Management "
-				 "(deallocate) yet: no trims", rw_names[o->rw_given]);
-	o->rw = o->rw_given >= RW_GIVEN_RW ? PERF_RW_RW : (enum perf_rw)o->rw_given;
+	o->rw = rw_of_given(o->rw_given);
 	if (mixr && o->rw != PERF_RW_RANDRW && o->rw != PERF_RW_RW)
 		return tool_fail(err, errlen, "--rwmix%s applies to --rw randrw and rw only (this is --rw %s)",
 				 mixw ? "write" : "read", perf_rw_name(o->rw));
+	if (o->verify && perf_rw_trims(o))
+		return tool_fail(err, errlen, "--verify with --rw %s: a trim deallocates, and what deallocated blocks "
+				 "read back is the target's to say (DLFEAT), not a stamp: nothing to verify",
+				 perf_rw_name(o->rw));
+	if (check_rates(o, seen, err, errlen))
+		return -EINVAL;
 	if (o->sweep && opt_given(seen, "numjobs"))
 		return tool_fail(err, errlen, "--numjobs and --sweep numjobs=A..B are exclusive: the sweep sets it");
 	o->spawn = opt_given(seen, "spawn-target") > 0;
@@ -491,6 +746,18 @@ static int perf_check(void *base, const struct opt_seen *seen, char *err, size_t
 				 "--target-config needs --spawn-target: perf can only reconfigure a target it starts");
 	if (o->sweep)
 		o->numjobs = o->sweep_hi;
+	if (o->nallowed && o->ncpus)
+		return tool_fail(err, errlen, "--cpus and --cpus_allowed are exclusive: --cpus LIST is "
+				 "--cpus_allowed LIST --cpus_allowed_policy split");
+	if (opt_given(seen, "cpus-allowed-policy") && !o->nallowed)
+		return tool_fail(err, errlen, "--cpus_allowed_policy %s needs --cpus_allowed LIST",
+				 opt_text(seen, "cpus-allowed-policy"));
+	if (o->nallowed && o->allowed_split) {
+		/* fio's split: a CPU of the set per job, round robin; CPUs beyond the jobs stay unused */
+		o->ncpus = o->nallowed < o->numjobs ? o->nallowed : o->numjobs;
+		memcpy(o->cpus, o->allowed, (size_t)o->ncpus * sizeof(o->cpus[0]));
+		o->nallowed = 0;
+	}
 	if (o->ncpus > o->numjobs)
 		return tool_fail(err, errlen, "--cpus %s: %d CPUs for %d job%s (one CPU per job)", opt_text(seen, "cpus"),
 				 o->ncpus, o->numjobs, o->numjobs == 1 ? "" : "s");

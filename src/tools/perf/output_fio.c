@@ -3,11 +3,12 @@
  * busypoll perf: --output-format=json in fio's own json shape (contract in
  * tools/perf/perf.h), so that scripts written for fio's json read perf's: the
  * field names are fio's (fio's stat.c, show_thread_status_json and
- * add_ddir_status_json). perf's latency is submission to completion, which is
- * fio's lat; perf measures no separate submission latency (fio's slat), so
- * clat_ns and lat_ns are the same figures and slat_ns is not written. fio's
- * stddev is not kept by perf's histogram: null. busypoll's own result (settings,
- * controller, evidence, target counters) is under each job's "busypoll" key.
+ * add_ddir_status_json). Latencies as emit_ddir says: the open loop's lat_ns
+ * from each I/O's intended issue time, clat_ns from its submission, slat_ns
+ * between; the closed loop's clat_ns and lat_ns from the submission (the same
+ * figures), slat_ns null. fio's stddev is not kept by perf's histogram: null.
+ * busypoll's own result (settings, controller, evidence, target counters) is
+ * under each job's "busypoll" key.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,11 +44,18 @@ static void emit_lat(struct emit *e, const char *key, const struct bp_hist *h, b
 	em_end(e);
 }
 
-/* emit_ddir - one of fio's read/write/trim blocks; d NULL: a direction perf never runs (zeros, null latency). */
-static void emit_ddir(struct emit *e, const char *key, const struct perf_result *r, const struct perf_dir *d)
+/*
+ * emit_ddir - one of fio's read/write/trim blocks: a direction with no I/O has zeros
+ * and null latencies. fio's lat is from the I/O's creation to its completion, its
+ * clat from the submission, its slat between the two. The open loop creates each
+ * I/O at its intended issue time: lat_ns from then, clat_ns from the submission,
+ * slat_ns how late it went out. The closed loop measures from the submission only:
+ * clat_ns and lat_ns the same figures, slat_ns null (not measured).
+ */
+static void emit_ddir(struct emit *e, const char *key, const struct perf_result *r, const struct perf_dir *x)
 {
-	static const struct perf_dir none;
-	const struct perf_dir *x = d ? d : &none;
+	static const struct bp_hist none;
+	bool open = perf_open_loop(&r->opts);
 	double bw = r->seconds > 0 ? (double)x->bytes / r->seconds : 0;
 
 	em_begin(e, key, false);
@@ -60,7 +68,8 @@ static void emit_ddir(struct emit *e, const char *key, const struct perf_result 
 	em_u64(e, "total_ios", x->ios);
 	em_u64(e, "short_ios", 0);
 	em_u64(e, "drop_ios", 0);
-	emit_lat(e, "clat_ns", &x->hist, true);
+	emit_lat(e, "slat_ns", open ? &x->slat : &none, false);
+	emit_lat(e, "clat_ns", open ? &x->clat : &x->hist, true);
 	emit_lat(e, "lat_ns", &x->hist, false);
 	em_end(e);
 }
@@ -88,10 +97,15 @@ static void emit_job(struct emit *e, const struct perf_result *r)
 		snprintf(text, sizeof(text), "%d", o->rwmixread);
 		em_string(e, "rwmixread", text, sizeof(text));
 	}
+	if (perf_open_loop(o)) {
+		perf_rates_text(text, sizeof(text), o);
+		em_string(e, "rate_iops", text, sizeof(text));
+		em_string(e, "rate_process", o->rate_poisson ? "poisson" : "linear", 16);
+	}
 	em_end(e);
 	emit_ddir(e, "read", r, &r->rd);
 	emit_ddir(e, "write", r, &r->wr);
-	emit_ddir(e, "trim", r, NULL);
+	emit_ddir(e, "trim", r, &r->tr);
 	em_u64(e, "job_runtime", (uint64_t)(r->seconds * 1e3 + 0.5));
 	em_double(e, "usr_cpu", wall_us > 0 ? 100.0 * (double)r->initiator.utime_us / wall_us : 0);
 	em_double(e, "sys_cpu", wall_us > 0 ? 100.0 * (double)r->initiator.stime_us / wall_us : 0);

@@ -32,6 +32,7 @@
 
 #include "tools/remote/agent_client.h"
 #include "tools/common/opt.h"
+#include "tools/harness/arrivals.h"
 #include "tools/harness/evidence.h"
 
 #define PERF_MAX_JOBS 64
@@ -39,9 +40,18 @@
 #define PERF_MAX_IODEPTH 4096
 #define PERF_MAX_BS (16u << 20)
 #define PERF_DEFAULT_PORT 4420
+#define PERF_MAX_RATES 32          /* --sweep rate_iops=A,B,..: points */
+#define PERF_MAX_RATE_IOPS 1e8     /* --rate_iops per job and direction */
 
-/* PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by rwmixread. */
-enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW, PERF_RW_RW };
+/*
+ * PERF_RW_RW: fio's rw (readwrite), sequential offsets, reads and writes mixed by
+ * rwmixread. PERF_RW_TRIM, PERF_RW_RANDTRIM: fio's trim and randtrim, each I/O one
+ * Dataset Management deallocate of a bs-sized range.
+ */
+enum perf_rw { PERF_RW_READ, PERF_RW_WRITE, PERF_RW_RANDREAD, PERF_RW_RANDWRITE, PERF_RW_RANDRW, PERF_RW_RW,
+	       PERF_RW_TRIM, PERF_RW_RANDTRIM };
+/* An I/O's direction, fio's ddir: the read, write and trim blocks of the output. */
+enum perf_ddir { PERF_DDIR_READ, PERF_DDIR_WRITE, PERF_DDIR_TRIM, PERF_DDIRS };
 
 struct perf_opts {
 	TOOL_COMMON;               /* quiet (no progress lines), format */
@@ -67,20 +77,34 @@ struct perf_opts {
 	int numjobs;
 	int cpus[PERF_MAX_JOBS];   /* job i on cpus[i % ncpus]; ncpus 0 = not pinned */
 	int ncpus;
+	/* --cpus_allowed LIST (fio's): every job may run on any CPU of it (fio's shared policy); split: --cpus */
+	int allowed[PERF_MAX_JOBS];
+	int nallowed;              /* 0: none given (or split: it became cpus) */
+	bool allowed_split;        /* --cpus_allowed_policy split */
 	double runtime_s;
 	double ramp_s;
 	uint64_t offset;           /* bytes: where the region starts */
 	uint64_t size;             /* bytes of region; 0 = to the end of the namespace */
 	bool verify;
+	/*
+	 * --rate_iops R[,W[,T]]: the open loop (fio's rate_iops, per job): I/Os per
+	 * second in each direction (enum perf_ddir), issued on a schedule whatever is in
+	 * flight; 0 = not limited. All 0: the closed loop.
+	 */
+	double rate_iops[PERF_DDIRS];
+	bool rate_poisson;         /* --rate_process poisson: exponential gaps (fio's; default linear: fixed gaps) */
 	bool fio_json;             /* --output-format=json: fio's json shape (perf_print_fio) */
 	struct bp_mode mode;
 	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool hdgst, ddgst;
 	uint32_t io_timeout_ms;    /* a command unanswered this long fails the run */
 	double interval_s;         /* progress lines on stderr (0 = none) */
-	/* --sweep numjobs=A..B, --spawn-target ARGS, --target-config ARGS... */
-	bool sweep;
+	/* --sweep numjobs=A..B, --sweep rate_iops=A,B,.., --spawn-target ARGS, --target-config ARGS... */
+	bool sweep;                /* numjobs */
 	int sweep_lo, sweep_hi;
+	int nrates;                /* rate_iops points (0: no rate sweep) */
+	double sweep_rate[PERF_MAX_RATES]; /* each an I/O rate per job in every direction, or a percentage */
+	bool sweep_pct[PERF_MAX_RATES];    /* ...of --rate_iops (each of its directions scaled) */
 	bool spawn;
 	char jobname[64];          /* the job file's job section, "" without one */
 	char notes[768];           /* "--ioengine (implied: ...); ..." : fio options that do not apply, said once */
@@ -147,9 +171,27 @@ void perf_opts_resolve(struct perf_opts *o);
 const char *perf_rw_name(enum perf_rw rw);
 /* perf_rw_mixed - does the pattern mix reads and writes by rwmixread (randrw, rw)? */
 bool perf_rw_mixed(enum perf_rw rw);
-/* perf_rw_reads / perf_rw_writes - does the pattern read / write at all (a mixed one by its mix)? */
+/* perf_rw_reads / perf_rw_writes / perf_rw_trims - does the pattern read / write / trim at all (a mixed one by its mix)? */
 bool perf_rw_reads(const struct perf_opts *o);
 bool perf_rw_writes(const struct perf_opts *o);
+bool perf_rw_trims(const struct perf_opts *o);
+/* perf_rw_random - are the pattern's offsets random (randread, randwrite, randrw, randtrim)? */
+bool perf_rw_random(enum perf_rw rw);
+/* perf_ddir_name - "read", "write", "trim". */
+const char *perf_ddir_name(enum perf_ddir d);
+/* perf_rw_uses - does the pattern issue I/O in direction d (a mixed one by its mix)? */
+bool perf_rw_uses(const struct perf_opts *o, enum perf_ddir d);
+/* perf_open_loop - --rate_iops: are I/Os issued on a schedule (an open loop) rather than as slots free up? */
+bool perf_open_loop(const struct perf_opts *o);
+/* perf_offered_iops - the schedule's I/Os per second per job, over the directions the pattern issues. */
+double perf_offered_iops(const struct perf_opts *o);
+/* perf_rates_text - --rate_iops as fio writes it: "R" when every direction has it, else "R,W,T". */
+void perf_rates_text(char *buf, size_t len, const struct perf_opts *o);
+/*
+ * perf_sweep_rate - o with the rate of --sweep rate_iops point i: a value in every
+ * direction the pattern issues, or a percentage of o's --rate_iops (each direction).
+ */
+void perf_sweep_rate(struct perf_opts *o, int i);
 
 /* ---- verify: each logical block stamped with its LBA, a generation, the run, a CRC ---- */
 
@@ -181,9 +223,15 @@ struct perf_target_stats {
 	bool valid;
 	pid_t pid;
 	uint64_t commands, reads, writes, r2ts, errors, poll_passes, idle_exits;
+	uint64_t polls;            /* poll mode: passes of the poll work */
 	uint64_t bytes_in, bytes_out;
 	uint64_t cpu_us;           /* the whole target process, user + system */
+	uint64_t busy_poll_rx;     /* its network namespace's BusyPollRxPackets */
 	uint32_t queues;           /* our I/O queues found in its table */
+	uint32_t poll_period_us;   /* its --poll-period-us (0: poll mode off) */
+	bool poll_known;           /* it said its poll period (an older target does not) */
+	bool busy_poll_mode;       /* its engine wait mode busy-polls NAPI (--mode epoll:napi...) */
+	char mode[EV_MODE_LEN];    /* its engine wait mode */
 };
 
 struct perf_spawn;
@@ -233,7 +281,17 @@ int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npe
 struct perf_dir {
 	uint64_t ios;
 	uint64_t bytes;
-	struct bp_hist hist;      /* latency, ns: submit to reap, as fio's lat */
+	/*
+	 * Latency, ns, to the reap (fio takes completion time there too): fio's lat, from
+	 * the I/O's intended issue time in the open loop (--rate_iops: the queueing
+	 * behind a slow target included), from its submission in the closed loop.
+	 */
+	struct bp_hist hist;
+	/* the open loop only */
+	struct bp_hist clat;      /* from its submission: fio's clat */
+	struct bp_hist slat;      /* from its intended issue time to its submission: how late it went out */
+	uint64_t late;            /* went out more than ARRIVALS_LATE_NS after its intended time */
+	uint64_t queued;          /* due while iodepth I/Os were in flight: went out when one completed */
 };
 
 struct perf_job_result {
@@ -241,6 +299,7 @@ struct perf_job_result {
 	double iops;
 	uint64_t cpu_us;          /* its loop thread and that thread's io_uring helpers */
 	int cpu;                  /* pinned CPU, -1 none */
+	int ran_on;               /* the CPU its loop thread ran on at the interval's end, -1 not known */
 };
 
 struct perf_result {
@@ -257,8 +316,9 @@ struct perf_result {
 	uint32_t max_transfer, incapsule, queue_depth;
 	/* measured */
 	double seconds;
-	struct perf_dir rd, wr;
+	struct perf_dir rd, wr, tr; /* fio's read, write and trim */
 	struct bp_hist all;
+	uint64_t behind;          /* the open loop: I/Os due by the end of the interval and never issued */
 	struct evidence initiator; /* every job over the measured interval (tools/harness/evidence.h) */
 	struct perf_job_result jobs[PERF_MAX_JOBS];
 	struct perf_target_stats target;
@@ -270,7 +330,21 @@ struct perf_result {
 	char failed[256];         /* why the run failed ("" it did not): what it measured is kept */
 };
 
+/*
+ * The proof per I/O (as compare's '!'): a side that runs a polling mode, yet shows
+ * under EV_PROOF_MIN of that mode's evidence per I/O, polled (almost) never.
+ */
+enum {
+	PERF_UNPROVEN_HOST = 1u << 0,        /* the host's --mode busy-polls: BusyPollRxPackets per I/O */
+	PERF_UNPROVEN_TARGET_POLL = 1u << 1, /* our target's poll mode (--poll-period-us): polls per I/O */
+	PERF_UNPROVEN_TARGET_BUSY = 1u << 2, /* our target's --mode busy-polls: its BusyPollRxPackets per I/O */
+};
+/* perf_unproven - the PERF_UNPROVEN_* of a result (0 for a run with no I/O: nothing to judge). Pure. */
+unsigned perf_unproven(const struct perf_result *r);
+
 /* Derived figures. */
+/* perf_result_dir - the result's figures of direction d (rd, wr or tr). */
+const struct perf_dir *perf_result_dir(const struct perf_result *r, enum perf_ddir d);
 double perf_iops(const struct perf_result *r, const struct perf_dir *d);
 double perf_mbps(const struct perf_result *r, const struct perf_dir *d);   /* 10^6 bytes/s, as fio's MB/s */
 double perf_mibps(const struct perf_result *r, const struct perf_dir *d);  /* 2^20 bytes/s */

@@ -27,6 +27,11 @@
 #define DRAIN_GRACE_NS (5ull * 1000000000ull)
 #define MAX_VERIFY_UNITS (256ull << 20) /* 1 GiB of generations */
 
+const struct perf_dir *perf_result_dir(const struct perf_result *r, enum perf_ddir d)
+{
+	return d == PERF_DDIR_READ ? &r->rd : d == PERF_DDIR_WRITE ? &r->wr : &r->tr;
+}
+
 double perf_iops(const struct perf_result *r, const struct perf_dir *d)
 {
 	return r->seconds > 0 ? (double)d->ios / r->seconds : 0;
@@ -44,7 +49,25 @@ double perf_mibps(const struct perf_result *r, const struct perf_dir *d)
 
 uint64_t perf_total_ios(const struct perf_result *r)
 {
-	return r->rd.ios + r->wr.ios;
+	return r->rd.ios + r->wr.ios + r->tr.ios;
+}
+
+unsigned perf_unproven(const struct perf_result *r)
+{
+	const struct perf_target_stats *t = &r->target;
+	uint64_t ios = perf_total_ios(r);
+	unsigned f = 0;
+
+	if (!ios)
+		return 0;
+	if (bp_mode_is_busy_poll(&r->opts.mode) && r->initiator.valid &&
+	    ev_per(r->initiator.busy_poll_rx, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_HOST;
+	if (t->valid && t->poll_known && t->poll_period_us && ev_per(t->polls, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_TARGET_POLL;
+	if (t->valid && t->busy_poll_mode && ev_per(t->busy_poll_rx, ios) < EV_PROOF_MIN)
+		f |= PERF_UNPROVEN_TARGET_BUSY;
+	return f;
 }
 
 double perf_cpu_us_per_io(const struct perf_result *r)
@@ -140,11 +163,17 @@ static int check_fit(struct perf_ctx *ctx, struct perf_result *res, int numjobs,
 		snprintf(err, errlen, "--nsid %u: the namespace is not active (size 0)", o->nsid);
 		return -EINVAL;
 	}
-	if (ns.read_only && (perf_rw_writes(o) || o->verify)) {
+	if (ns.read_only && (perf_rw_writes(o) || perf_rw_trims(o) || o->verify)) {
 		/* known from Identify before any I/O: refused here, not failed mid-run */
 		snprintf(err, errlen, "--rw %s%s: namespace %u of %s is write protected (Identify Namespace NSATTR): "
 			 "only --rw read or randread%s", perf_rw_name(o->rw), o->verify ? " --verify" : "", o->nsid, o->nqn,
 			 o->verify ? ", without --verify (it writes its pre-fill)" : "");
+		return -EINVAL;
+	}
+	if (perf_rw_trims(o) && !(bp_get_le16(c->id + 520) & (1u << 2))) {
+		/* ONCS bit 2: Dataset Management */
+		snprintf(err, errlen, "--rw %s: the controller does not support Dataset Management (Identify Controller "
+			 "ONCS), which perf's trims are", perf_rw_name(o->rw));
 		return -EINVAL;
 	}
 	ctx->nsid = o->nsid;
@@ -163,7 +192,8 @@ static int check_fit(struct perf_ctx *ctx, struct perf_result *res, int numjobs,
 			 ns.block_size);
 		return -EINVAL;
 	}
-	if (c->max_transfer && o->bs > c->max_transfer) {
+	/* a trim carries its range (16 bytes), not bs of data */
+	if (c->max_transfer && o->bs > c->max_transfer && !perf_rw_trims(o)) {
 		snprintf(err, errlen, "--bs %u: more than the target's largest transfer (MDTS) of %u bytes", o->bs,
 			 c->max_transfer);
 		return -EINVAL;
@@ -263,9 +293,13 @@ static void target_delta(struct perf_target_stats *d, const struct perf_target_s
 	d->valid = true;
 	d->pid = b->pid;
 	d->queues = b->queues;
+	d->poll_period_us = b->poll_period_us;
+	d->poll_known = b->poll_known;
+	d->busy_poll_mode = b->busy_poll_mode;
+	memcpy(d->mode, b->mode, sizeof(d->mode));
 #define D(f) d->f = b->f >= a->f ? b->f - a->f : 0;
-	D(commands) D(reads) D(writes) D(r2ts) D(errors) D(poll_passes) D(idle_exits) D(bytes_in) D(bytes_out)
-	D(cpu_us)
+	D(commands) D(reads) D(writes) D(r2ts) D(errors) D(poll_passes) D(idle_exits) D(polls) D(bytes_in)
+	D(bytes_out) D(cpu_us) D(busy_poll_rx)
 #undef D
 }
 
@@ -337,20 +371,27 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 		if (!j)
 			continue;
 		jr->cpu = j->cpu;
+		jr->ran_on = j->w.measured ? j->w.end.cpu : -1;
 		res->verified_blocks += j->verified;
 		if (!j->w.measured)
 			continue;
-		res->rd.ios += j->rd.ios;
-		res->rd.bytes += j->rd.bytes;
-		res->wr.ios += j->wr.ios;
-		res->wr.bytes += j->wr.bytes;
-		bp_hist_merge(&res->rd.hist, &j->rd.hist);
-		bp_hist_merge(&res->wr.hist, &j->wr.hist);
+		for (int d = 0; d < PERF_DDIRS; d++) {
+			struct perf_dir *rd = (struct perf_dir *)perf_result_dir(res, (enum perf_ddir)d);
+
+			rd->ios += j->dir[d].ios;
+			rd->bytes += j->dir[d].bytes;
+			rd->late += j->dir[d].late;
+			rd->queued += j->dir[d].queued;
+			bp_hist_merge(&rd->hist, &j->dir[d].hist);
+			bp_hist_merge(&rd->clat, &j->dir[d].clat);
+			bp_hist_merge(&rd->slat, &j->dir[d].slat);
+		}
+		res->behind += j->behind;
 		if (j->w.start.loop.ns < first)
 			first = j->w.start.loop.ns;
 		if (j->w.end.loop.ns > last)
 			last = j->w.end.loop.ns;
-		jr->ios = j->rd.ios + j->wr.ios;
+		jr->ios = j->dir[PERF_DDIR_READ].ios + j->dir[PERF_DDIR_WRITE].ios + j->dir[PERF_DDIR_TRIM].ios;
 		jr->iops = j->w.end.loop.ns > j->w.start.loop.ns
 				   ? (double)jr->ios * 1e9 / (double)(j->w.end.loop.ns - j->w.start.loop.ns)
 				   : 0;
@@ -361,9 +402,10 @@ static void fill_result(struct perf_ctx *ctx, struct perf_result *res)
 	}
 	bp_hist_merge(&res->all, &res->rd.hist);
 	bp_hist_merge(&res->all, &res->wr.hist);
+	bp_hist_merge(&res->all, &res->tr.hist);
 	res->seconds = last > first ? (double)(last - first) / 1e9 : 0;
 	res->initiator.interval_ns = last > first ? last - first : 0;
-	res->initiator.transactions = res->rd.ios + res->wr.ios;
+	res->initiator.transactions = perf_total_ios(res);
 }
 
 static void result_init(struct perf_result *res, const struct perf_opts *o, int numjobs)
@@ -374,13 +416,18 @@ static void result_init(struct perf_result *res, const struct perf_opts *o, int 
 	res->opts = *o;
 	res->opts.numjobs = numjobs;
 	res->numjobs = numjobs;
-	bp_hist_init(&res->rd.hist);
-	bp_hist_init(&res->wr.hist);
+	for (int d = 0; d < PERF_DDIRS; d++) {
+		struct perf_dir *x = (struct perf_dir *)perf_result_dir(res, (enum perf_ddir)d);
+
+		bp_hist_init(&x->hist);
+		bp_hist_init(&x->clat);
+		bp_hist_init(&x->slat);
+	}
 	bp_hist_init(&res->all);
 	bp_host_read(&host);
 	snprintf(res->kernel, sizeof(res->kernel), "%s", host.kernel);
 	for (int i = 0; i < PERF_MAX_JOBS; i++)
-		res->jobs[i].cpu = -1;
+		res->jobs[i].cpu = res->jobs[i].ran_on = -1;
 }
 
 /* ctx_connect - the controller on the run's own loop, and the options against it. */

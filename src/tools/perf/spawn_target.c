@@ -186,17 +186,18 @@ int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npe
 	ctl_iter_body(&it, m);
 	while (ctl_next(&it, &tag, &val, &len)) {
 		char peer[64];
-		uint64_t v[10] = { 0 };
-		static const uint16_t tags[10] = { CTL_T_Q_COMMANDS, CTL_T_Q_READS, CTL_T_Q_WRITES, CTL_T_Q_R2TS,
+		uint64_t v[11] = { 0 };
+		static const uint16_t tags[11] = { CTL_T_Q_COMMANDS, CTL_T_Q_READS, CTL_T_Q_WRITES, CTL_T_Q_R2TS,
 						   CTL_T_Q_BYTES_IN, CTL_T_Q_BYTES_OUT, CTL_T_Q_ERRORS,
-						   CTL_T_Q_POLL_PASSES, CTL_T_Q_IDLE_EXITS, CTL_T_Q_FLUSHES };
+						   CTL_T_Q_POLL_PASSES, CTL_T_Q_IDLE_EXITS, CTL_T_Q_FLUSHES,
+						   CTL_T_Q_POLLS };
 
 		if (tag != CTL_T_Q || ctl_rec_text(val, len, CTL_T_Q_PEER, peer, sizeof(peer)))
 			continue;
 		for (size_t i = 0; i < npeers; i++) {
 			if (strcmp(peer, peers[i]))
 				continue;
-			for (int k = 0; k < 10; k++)
+			for (int k = 0; k < 11; k++)
 				ctl_rec_u64(val, len, tags[k], &v[k]);
 			st->commands += v[0];
 			st->reads += v[1];
@@ -207,6 +208,7 @@ int perf_target_add_queues(const struct ctl_msg *m, char peers[][64], size_t npe
 			st->errors += v[6];
 			st->poll_passes += v[7];
 			st->idle_exits += v[8];
+			st->polls += v[10];
 			st->queues++;
 			added++;
 			break;
@@ -219,7 +221,8 @@ int perf_target_sample(struct ctl_session *ctl, char peers[][64], size_t npeers,
 {
 	struct ctl_msg *m = malloc(2 * sizeof(*m));
 	struct evidence ev;
-	uint64_t pid = 0;
+	uint64_t pid = 0, poll_us = 0;
+	struct bp_mode mode;
 	char err[256];
 	int ret;
 
@@ -232,9 +235,14 @@ int perf_target_sample(struct ctl_session *ctl, char peers[][64], size_t npeers,
 		ret = -EPROTO;
 	if (!ret) {
 		st->cpu_us = ev_cpu_us(&ev);
+		st->busy_poll_rx = ev.busy_poll_rx;
+		snprintf(st->mode, sizeof(st->mode), "%s", ev.mode);
+		st->busy_poll_mode = bp_mode_parse(ev.mode, &mode, err, sizeof(err)) == 0 && bp_mode_is_busy_poll(&mode);
 		perf_target_add_queues(&m[1], peers, npeers, st);
 		ctl_get_u64(&m[1], CTL_T_PID, &pid);
 		st->pid = (pid_t)pid;
+		st->poll_known = ctl_get_u64(&m[1], CTL_T_POLL_PERIOD_US, &poll_us) == 0;
+		st->poll_period_us = (uint32_t)poll_us;
 		st->valid = true;
 	}
 	free(m);

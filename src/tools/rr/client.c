@@ -373,7 +373,7 @@ static void sched_due(struct bp_loop *loop, void *arg);
  */
 static void sched_arm(struct rr_cthread *t)
 {
-	uint64_t next = t->sched.next_ns, now = bp_now_ns();
+	uint64_t next = t->sched.clock.next_ns, now = bp_now_ns();
 
 	bp_timer_start(t->loop, &t->t_sched, next > now ? (next - now) / 1000 : 0, sched_due, t);
 }
@@ -419,8 +419,8 @@ static void sched_due(struct bp_loop *loop, void *arg)
 	uint64_t now = bp_now_ns();
 
 	(void)loop;
-	while (thread_may_send(t) && t->sched.next_ns <= now) {
-		uint64_t due = t->sched.next_ns;
+	while (thread_may_send(t) && t->sched.clock.next_ns <= now) {
+		uint64_t due = t->sched.clock.next_ns;
 
 		sched_issue(t, &t->flows[rr_sched_take(&t->sched)], due);
 	}
@@ -470,7 +470,7 @@ static void rr_start(struct run_worker *w)
 	struct rr_cthread *t = (struct rr_cthread *)w;
 
 	if (t->open) {
-		double first = t->sched.poisson ? 0 : t->idx * 1e9 / t->cl->o->rate;
+		double first = t->sched.clock.poisson ? 0 : t->idx * 1e9 / t->cl->o->rate;
 
 		rr_sched_start(&t->sched, bp_now_ns(), first);
 		sched_due(t->loop, t);

@@ -14,6 +14,7 @@
 
 #include <busypoll/busypoll.h>
 #include "tools/common/opt.h"
+#include "tools/harness/arrivals.h"
 #include "tools/harness/evidence.h"
 #include "tools/common/net_opts.h"
 #include "tools/rr/proto.h"
@@ -28,7 +29,7 @@
 /* --max-outstanding when not given: this many, or two per flow when that is more. */
 #define RR_DEFAULT_OUTSTANDING 1000
 /* Open loop: a request sent this long after it was due, its flow idle, was late (the sender's own lag). */
-#define RR_LATE_NS 10000
+#define RR_LATE_NS ARRIVALS_LATE_NS
 
 /* --arrivals: how the open loop spaces its requests (the choice's index). */
 enum rr_arrivals { RR_ARRIVALS_FIXED = 0, RR_ARRIVALS_POISSON = 1 };

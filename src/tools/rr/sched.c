@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The open loop's schedule (contract in tools/rr/sched.h). */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +9,10 @@
 int rr_sched_init(struct rr_sched *s, double rate, bool poisson, uint32_t nflows, uint32_t cap, uint64_t seed)
 {
 	memset(s, 0, sizeof(*s));
-	if (!(rate > 0) || !nflows || !cap || cap == RR_SCHED_NONE)
+	if (!nflows || !cap || cap == RR_SCHED_NONE || arrivals_init(&s->clock, rate, poisson, seed))
 		return -EINVAL;
-	s->gap_ns = 1e9 / rate;
-	s->poisson = poisson;
 	s->nflows = nflows;
 	s->cap = cap;
-	s->xsubi[0] = (unsigned short)seed;
-	s->xsubi[1] = (unsigned short)(seed >> 16);
-	s->xsubi[2] = (unsigned short)(seed >> 32 ^ seed >> 48);
 	s->due = calloc(cap, sizeof(*s->due));
 	s->link = calloc(cap, sizeof(*s->link));
 	s->head = malloc(nflows * sizeof(*s->head));
@@ -44,44 +38,24 @@ void rr_sched_free(struct rr_sched *s)
 	s->link = s->head = s->tail = NULL;
 }
 
-/* exp_gap - an exponential gap with the mean gap: -ln(1 - U), U in [0, 1), never infinite. */
-static double exp_gap(struct rr_sched *s)
-{
-	return -log(1.0 - erand48(s->xsubi)) * s->gap_ns;
-}
-
-/* due_at - the due time distance d from the start, as a clock value. */
-static uint64_t due_at(const struct rr_sched *s, double d)
-{
-	return s->start_ns + (uint64_t)(d > 0 ? d : 0);
-}
-
 void rr_sched_start(struct rr_sched *s, uint64_t start_ns, double first_ns)
 {
-	s->start_ns = start_ns;
-	s->first_ns = first_ns;
-	s->k = 0;
-	s->offset_ns = first_ns;
-	s->next_ns = due_at(s, first_ns);
+	arrivals_start(&s->clock, start_ns, first_ns);
 }
 
 uint32_t rr_sched_take(struct rr_sched *s)
 {
 	uint32_t flow;
 
-	if (s->poisson) {
-		flow = s->nflows > 1 ? (uint32_t)(erand48(s->xsubi) * s->nflows) : 0;
+	if (s->clock.poisson) {
+		flow = s->nflows > 1 ? (uint32_t)(arrivals_uniform(&s->clock) * s->nflows) : 0;
 		if (flow >= s->nflows) /* erand48 is below 1, but the product may round up */
 			flow = s->nflows - 1;
-		s->offset_ns += exp_gap(s);
-		s->k++;
-		s->next_ns = due_at(s, s->offset_ns);
-		return flow;
+	} else {
+		flow = s->next_flow;
+		s->next_flow = flow + 1 < s->nflows ? flow + 1 : 0;
 	}
-	flow = s->next_flow;
-	s->next_flow = flow + 1 < s->nflows ? flow + 1 : 0;
-	s->k++;
-	s->next_ns = due_at(s, s->first_ns + (double)s->k * s->gap_ns);
+	arrivals_take(&s->clock);
 	return flow;
 }
 

@@ -3,10 +3,8 @@
  * The open loop's schedule (busypoll rr --rate), one per client thread: when each
  * request is due, on which flow, and the requests waiting for their flow.
  *
- * Times: the k-th request (from 0) is due at start + first + the gaps before it.
- * Fixed gaps are exact: start + first + k x gap, computed afresh each time, so
- * rounding never drifts the rate. Poisson gaps are exponential with the mean gap,
- * drawn with erand48 from the schedule's own state (a seed per thread).
+ * Times: the shared arrival clock (tools/harness/arrivals.h: fixed gaps exact,
+ * Poisson gaps exponential, a seed per thread), which perf's --rate_iops uses too.
  *
  * Flows: fixed arrivals go round robin, so each flow is evenly spaced and the
  * flows interleave; Poisson arrivals pick a flow uniformly at random, which splits
@@ -25,17 +23,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tools/harness/arrivals.h"
+
 #define RR_SCHED_NONE UINT32_MAX
 
 struct rr_sched {
-	double gap_ns;            /* mean gap between this schedule's requests */
-	bool poisson;
-	uint64_t start_ns;        /* the schedule's start */
-	double first_ns;          /* the first request's distance from the start */
-	uint64_t k;               /* requests taken */
-	double offset_ns;         /* poisson: the next request's distance from the start */
-	uint64_t next_ns;         /* when the next request is due */
-	unsigned short xsubi[3];  /* erand48's state */
+	struct arrivals clock;    /* when each request is due (clock.next_ns: the next one) */
 	uint32_t nflows, next_flow;
 	/* the requests waiting for their flow */
 	uint32_t cap, used, free_head;

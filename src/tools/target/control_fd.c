@@ -4,7 +4,8 @@
  * (--control-fd, how `busypoll perf --spawn-target` drives the target it starts).
  * The protocol is tools/harness/control.h: HELLO is answered with where the target
  * listens, SAMPLE with the target's evidence now (its whole process: CPU, context
- * switches, this namespace's kernel counters) and one record per queue.
+ * switches, this namespace's kernel counters), its poll period and one record per
+ * queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ static void queue_record(struct ctl_msg *m, const struct bp_nvmet_queue_stats *q
 	ctl_put_u64(m, CTL_T_Q_POLL_PASSES, q->poll_passes);
 	ctl_put_u64(m, CTL_T_Q_IDLE_EXITS, q->idle_exits);
 	ctl_put_u64(m, CTL_T_Q_R2TS, q->r2ts);
+	ctl_put_u64(m, CTL_T_Q_POLLS, q->polls);
 	ctl_record_end(m, rec);
 }
 
@@ -72,6 +74,7 @@ static void sample(struct bp_nvmet *t, const struct target_opts *o, struct ctl_m
 	ctl_msg_init(out, CTL_EVIDENCE);
 	ev_encode(out, &ev);
 	ctl_put_u64(out, CTL_T_PID, (uint64_t)getpid());
+	ctl_put_u64(out, CTL_T_POLL_PERIOD_US, (uint64_t)o->cfg.poll_period_us);
 	for (size_t i = 0; i < n; i++)
 		queue_record(out, &st[i]);
 	if (out->overflow)

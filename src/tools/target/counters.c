@@ -14,7 +14,7 @@
 
 /* The u64 counters of a queue, in output order. */
 #define Q_U64(X) X(commands) X(reads) X(writes) X(flushes) X(r2ts) X(bytes_in) X(bytes_out) X(errors) \
-		 X(poll_passes) X(idle_exits) X(write_zeroes) X(deallocs) X(storage_errors)
+		 X(poll_passes) X(idle_exits) X(write_zeroes) X(deallocs) X(storage_errors) X(polls)
 
 /* json: each file or block-device namespace's storage queue on each thread (depth, in flight, waits). */
 static void emit_storage(struct emit *e, struct bp_nvmet *t)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysinfo.h>
 
 #include "tools/common/values.h"
@@ -184,16 +185,52 @@ static const struct opt_spec target_specs[] = {
 	  .help = "error, warn, info (default) or debug" },
 	{ .name = "ram-beyond-memory", .kind = OPT_FLAG, TF(ram_beyond_memory),
 	  .help = "ram namespaces may add up to more than this machine's\nmemory (pages are allocated on first write)" },
+	{ .name = "file-beyond-space", .kind = OPT_FLAG, TF(file_beyond_space),
+	  .help = "a file namespace's size= may be more than its file\nsystem's free space (blocks are taken on first write)" },
 	/* how busypoll perf --spawn-target talks to the target it starts (tools/harness/control.h) */
 	{ .name = "control-fd", .kind = OPT_INT, .flags = OPT_F_HIDDEN, TF(control_fd), .lo = 3, .hi = 65535 },
 };
 
 /*
- * check_files - what the file namespaces will be, looked at (not opened) before any
- * work: one file once, and a size the blocks divide (the library would round a
- * 1000-byte file down to one block, silently).
+ * check_space - a file that size= grows (or creates) fits its file system's free
+ * space (statvfs f_bavail): the growth is sparse, so a size beyond it would start
+ * and then fail writes mid-run with ENOSPC. Counted against what the file has not
+ * allocated yet. 0, or -EINVAL naming the sizes and --file-beyond-space.
  */
-static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
+static int check_space(const struct bp_nvmet_ns_spec *ns, const struct stat *st, bool exists, char *err,
+		       size_t errlen)
+{
+	char dir[sizeof(ns->path)], *slash;
+	struct statvfs vfs;
+	uint64_t have = exists ? (uint64_t)st->st_blocks * 512 : 0, free_bytes;
+
+	if (!ns->size || ns->read_only || (exists && (!S_ISREG(st->st_mode) || (uint64_t)st->st_size >= ns->size)))
+		return 0;
+	/* a file to be created: its directory's file system */
+	snprintf(dir, sizeof(dir), "%s", ns->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = 0; /* "/f" is in "/" */
+	if (statvfs(exists ? ns->path : dir, &vfs) < 0)
+		return 0; /* the open says why, in its own words */
+	free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (ns->size - have <= free_bytes)
+		return 0;
+	return tool_fail(err, errlen, "--ns file:%s,size=%llu: needs %llu MiB more, and its file system has %llu MiB free; "
+			 "give a smaller size=, or --file-beyond-space if you mean it (blocks are taken on first write)",
+			 ns->path, (unsigned long long)ns->size, (unsigned long long)((ns->size - have) >> 20),
+			 (unsigned long long)(free_bytes >> 20));
+}
+
+/*
+ * check_files - what the file namespaces will be, looked at (not opened) before any
+ * work: one file once, a size the blocks divide (the library would round a
+ * 1000-byte file down to one block, silently), and a size= its file system has the
+ * space for (unless beyond_space says it is meant).
+ */
+static int check_files(const struct bp_nvmet_cfg *cfg, bool beyond_space, char *err, size_t errlen)
 {
 	for (int i = 0; i < cfg->n_ns; i++) {
 		const struct bp_nvmet_ns_spec *ns = &cfg->ns[i];
@@ -225,6 +262,8 @@ static int check_files(const struct bp_nvmet_cfg *cfg, char *err, size_t errlen)
 					 "--ns file:%s: its %llu bytes are not a whole number of %u-byte blocks (the last %llu "
 					 "could not be reached); give size= a multiple of %u", ns->path,
 					 (unsigned long long)st.st_size, bs, (unsigned long long)st.st_size % bs, bs);
+		if (!beyond_space && check_space(ns, &st, exists, err, errlen))
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -265,7 +304,7 @@ static int target_check(void *base, const struct opt_seen *seen, char *err, size
 		return tool_fail(err, errlen, "no namespace: give at least one --ns (e.g. --ns ram:64M)");
 	if (!o->ram_beyond_memory && check_ram(&o->cfg, err, errlen))
 		return -EINVAL;
-	return check_files(&o->cfg, err, errlen);
+	return check_files(&o->cfg, o->file_beyond_space, err, errlen);
 }
 
 static const struct opt_table target_table = OPT_TABLE(target_specs, target_check);

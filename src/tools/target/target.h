@@ -18,6 +18,7 @@ struct target_opts {
 	char mode_text[OPT_MODE_TEXT]; /* canonical */
 	bool listen_given;
 	bool ram_beyond_memory;   /* --ram-beyond-memory: ram namespaces larger than this machine's memory are meant */
+	bool file_beyond_space;   /* --file-beyond-space: a file grown by size= beyond its file system's free space is meant */
 };
 
 /*
