@@ -96,7 +96,8 @@ int bp_parse_cpu_list(const char *text, int *cpus, size_t max)
 bool bp_have_cap(int cap)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	/* zeroed: the kernel fills both words, but a checker (valgrind) knows only one */
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
 	unsigned long long eff = 0;
 	char line[256];
 	FILE *f;
