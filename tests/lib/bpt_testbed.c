@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Cleanup for test programs that build a veth test bed: see bpt_testbed.h. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +30,50 @@ void bpt_require_root(const char *what)
 	exit(77);
 }
 
+/* gone - has pid exited (a live pid, even a reused one, may be another test's maker)? */
+static bool gone(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
+/*
+ * remove_leftovers - the beds bp-PREFIXPID-a/b of earlier runs of this test whose PID
+ * is gone (a SIGKILLed runner runs no cleanup): removed now, and said.
+ */
+static void remove_leftovers(const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	struct dirent *d;
+	DIR *dir = opendir("/run/netns");
+
+	while (dir && (d = readdir(dir))) {
+		char name[BP_TESTBED_NAME_MAX + 1];
+		int pid = 0, n = 0;
+
+		if (strncmp(d->d_name, "bp-", 3) || strncmp(d->d_name + 3, prefix, pl) ||
+		    sscanf(d->d_name + 3 + pl, "%d-%*1[ab]%n", &pid, &n) != 1 || d->d_name[3 + pl + n] ||
+		    !isdigit((unsigned char)d->d_name[3 + pl]) || pid <= 0 || !gone(pid))
+			continue;
+		snprintf(name, sizeof(name), "%s%d", prefix, pid);
+		if (!bp_testbed_exists(name))
+			continue; /* its other half was this loop's earlier find */
+		if (bp_testbed_down_by_name(name))
+			fprintf(stderr, "leftover test bed %s (its run, pid %d, is gone): %s\n", name, pid,
+				bp_last_error());
+		else
+			fprintf(stderr, "cleanup: removed test bed %s left by an earlier run (pid %d, gone)\n",
+				name, pid);
+	}
+	if (dir)
+		closedir(dir);
+}
+
 const char *bpt_testbed_name(const char *prefix, char *buf, size_t len)
 {
+	remove_leftovers(prefix);
 	snprintf(buf, len, "%s%d", prefix, (int)getpid());
 	return buf;
 }

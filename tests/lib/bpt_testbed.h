@@ -11,7 +11,10 @@
  */
 void bpt_require_root(const char *what);
 
-/* bpt_testbed_name - a name unique to this process: "<prefix><pid>". */
+/*
+ * bpt_testbed_name - a name unique to this process: "<prefix><pid>". First removes the
+ * beds of earlier runs with this prefix whose pid is gone (a SIGKILLed runner), saying so.
+ */
 const char *bpt_testbed_name(const char *prefix, char *buf, size_t len);
 
 /*
