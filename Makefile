@@ -110,8 +110,11 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 # and a mutant that survives, or no longer applies, fails the target (see the top of
 # tests/mutants/run.py). MUTANTS=name,name runs some; MUTANT_FLAGS=--baseline-commands-only
 # skips the unmutated run of ctest tests that just passed (CI, after make test); as root.
+# MUTANT_SHARDS runs that many shards at once, each in its own scratch tree: most of a
+# mutant's time is a test waiting, and the tests hold beside other load (test-loaded).
+MUTANT_SHARDS ?= 2
 mutants: deps
-	python3 tests/mutants/run.py --jobs $(JOBS) $(if $(MUTANTS),--only $(MUTANTS)) $(MUTANT_FLAGS)
+	python3 tests/mutants/run.py --jobs $(JOBS) --parallel $(MUTANT_SHARDS) $(if $(MUTANTS),--only $(MUTANTS)) $(MUTANT_FLAGS)
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, libbusypoll (.so
 # and .a), its headers, busypoll.pc and the manual pages (cmake --install).

@@ -3,7 +3,8 @@
 """make mutants: every mutant in tests/mutants/*.mut must be caught by its tests.
 
     tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline]
-                         [--baseline-commands-only] [--list] [--check]
+                         [--baseline-commands-only] [--shard K/N] [--parallel N]
+                         [--list] [--check]
 
 A mutant is a small deliberate bug: exact search/replace edits of the source
 (or a unified diff), and the tests that must fail because of it. The runner
@@ -367,6 +368,46 @@ def check_applies(m):
     edited(SRC, m)
 
 
+def run_shards(argv, args):
+    """--parallel N: this runner N times at once with --shard K/N, each in its own scratch
+    tree; each shard's report is printed whole when it ends. Exit: the worst of theirs."""
+    n = args.parallel
+    rest, skip = [], False
+    for a in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if a in ("--parallel", "--jobs", "--shard"):
+            skip = True
+            continue
+        if a.startswith(("--parallel=", "--jobs=", "--shard=")):
+            continue
+        rest.append(a)
+    jobs = str(max(1, args.jobs // n))
+    t0 = time.time()
+    procs = []
+    for k in range(n):
+        out = tempfile.TemporaryFile(mode="w+")
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--shard", f"{k}/{n}",
+                              "--jobs", jobs] + rest, stdout=out, stderr=subprocess.STDOUT)
+        procs.append((k, p, out))
+    print(f"mutants: {n} shards at once (--jobs {jobs} each)", flush=True)
+    worst = 0
+    try:
+        for k, p, out in procs:
+            rc = p.wait()
+            out.seek(0)
+            sys.stdout.write(f"---- shard {k}/{n} (exit {rc}) ----\n" + out.read())
+            sys.stdout.flush()
+            worst = max(worst, rc)
+    finally:
+        for _, p, _ in procs:
+            if p.poll() is None:
+                p.terminate()
+    print(f"mutants: {n} shards ended in {time.time() - t0:.0f} s, exit {worst}")
+    return worst
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="make mutants")
     ap.add_argument("--only", help="comma-separated mutant names")
@@ -376,6 +417,10 @@ def main(argv):
     ap.add_argument("--baseline-commands-only", action="store_true",
                     help="run only the run: commands on the unmutated tree first (the ctest tests just "
                          "passed in the same tree, as in CI after make test)")
+    ap.add_argument("--shard", help="K/N: run only the mutants whose index modulo N is K (0-based)")
+    ap.add_argument("--parallel", type=int, default=1,
+                    help="run the mutants in N shards at once, each in its own scratch tree and "
+                         "with --jobs/N build jobs (most of a test's time is spent waiting)")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--check", action="store_true", help="only check that every mutant still applies")
     args = ap.parse_args(argv[1:])
@@ -400,6 +445,14 @@ def main(argv):
             print(f"mutants: no such mutant: {', '.join(unknown)} (--list shows them)", file=sys.stderr)
             return 2
         mutants = [m for m in mutants if m["name"] in want]
+    if args.shard:
+        k, _, n = args.shard.partition("/")
+        if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
+            print(f"mutants: --shard {args.shard}: not K/N with 0 <= K < N", file=sys.stderr)
+            return 2
+        mutants = [m for i, m in enumerate(mutants) if i % int(n) == int(k)]
+    if args.parallel > 1 and not (args.list or args.check):
+        return run_shards(argv, args)
     if args.list:
         for m in mutants:
             print(f"{m['name']:<36} {m['why']}")
