@@ -607,14 +607,13 @@ static int restore_at(int dfd, const char *dir, journal_log_fn log, void *arg, i
 			close(fd);
 			continue;
 		}
-		if (foreign) {
-			/* a namespace that still exists: its devices can be restored only from
-			 * inside it, by the agent that starts there; not this agent's failure */
+		if (foreign) { /* a namespace that still exists */
 			logf_(log, arg, "journal %s (agent pid %d) was written in network namespace "
 			      "%" PRIu64 ", this is %" PRIu64 ": left for an agent there", path, p.pid,
 			      p.netns, here);
 			free(p.e);
 			close(fd);
+			held++;
 			continue;
 		}
 		free(p.e);

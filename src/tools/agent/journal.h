@@ -115,11 +115,9 @@ int journal_finish(struct journal *j, journal_log_fn log, void *arg);
  * too (it restores its own).
  * Returns how many journals were restored completely, or -errno (dir unreadable;
  * a missing dir is 0); *left (may be NULL) counts those left for a person to see
- * to (not this user's, or a setting that could not be restored), not those a live
- * agent holds nor those of another network namespace that still exists (logged, left
- * for an agent there: only from inside it can its devices be reached). A journal of a
- * namespace that no longer exists is removed and logged (nothing of it is left to
- * restore), counted in neither.
+ * to (another namespace, not this user's, or a setting that could not be
+ * restored), not those a live agent holds. A journal of a namespace that no longer
+ * exists is removed and logged (nothing of it is left to restore), counted in neither.
  */
 int journal_restore_dir(const char *dir, journal_log_fn log, void *arg, int *left);
 
