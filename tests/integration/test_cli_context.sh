@@ -18,7 +18,7 @@ if $root && ! command -v setpriv >/dev/null; then
 fi
 
 chmod 755 "$tmp"
-port=$((40000 + $$ % 20000))
+port=$(bpt_free_port) || die "no free port for the servers"
 ns=bp-ctx$$
 
 cleanup() {

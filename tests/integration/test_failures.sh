@@ -13,7 +13,7 @@ set -u
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 bpt_require python3 timeout
 
-port=$((20000 + $$ % 20000))
+port=$(bpt_free_port) || die "no free port for the servers"
 NQN=nqn.2024-01.io.busypoll:failures
 
 # wait_for FILE TEXT [SECONDS]: until FILE holds TEXT (default 30 s)

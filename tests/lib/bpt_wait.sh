@@ -58,6 +58,21 @@ bpt_listening() {
 	[ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]
 }
 
+# bpt_free_port - a port no TCP or UDP socket here uses, below the kernel's ephemeral
+# range (ip_local_port_range), so no outgoing connection takes it while the test holds
+# it; a port derived from the pid alone can collide with a connection's local port.
+bpt_free_port() {
+	local low p
+	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "$low" -gt 11000 ] || low=32768
+	for _ in $(seq 1 200); do
+		p=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+		[ -z "$(ss -Htuan "sport = :$p" 2>/dev/null)" ] && { echo "$p"; return 0; }
+	done
+	echo "bpt_free_port: no free port below $low after 200 tries" >&2
+	return 1
+}
+
 # bpt_listening_in NS PORT - something listens on TCP PORT in network namespace NS.
 bpt_listening_in() {
 	[ -n "$(ip netns exec "$1" ss -Htln "sport = :$2" 2>/dev/null)" ]
