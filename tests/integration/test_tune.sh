@@ -3,7 +3,8 @@
 # refused with exit 2 before any work; a goal no candidate meets says so in one line
 # with the closest candidate (exit 3); a loose goal gets a busy-poll recommendation
 # whose confirmation proves it, beside epoll:block and the tuned recipe; the json lists
-# every candidate with its samples and interval; net.core.busy_read and busy_poll are
+# every candidate with its samples and interval; the plot marks the answer and the Pareto
+# front; net.core.busy_read and busy_poll are
 # back to their values after a normal end and, through the journal, after SIGKILL.
 set -euo pipefail
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -36,6 +37,8 @@ refused "--cpu-budget goes with --goal max-tps" --goal p99=50us --cpu-budget 1
 refused "--budget 5 s is too short for" --goal p99=50us --budget 5s
 refused "no candidate is left to search" --goal p99=50us --fix usecs=12345
 refused "--fix usecs: give one KEY=VALUE" --goal p99=50us --fix usecs
+refused "--plot $tmp/p.png: the plot is SVG, give a name ending in .svg" --goal p99=50us --plot "$tmp/p.png"
+refused "--plot /nonexistent-dir/p.svg: cannot write there" --goal p99=50us --plot /nonexistent-dir/p.svg
 echo "ok   bad input: exit 2, one line, before any work"
 
 # 2. a goal no candidate meets: one line with the closest and what it misses by, exit 3
@@ -56,7 +59,7 @@ echo "ok   impossible goal: one line with the closest candidate, exit 3"
 
 # 3. a loose goal: a busy-poll recommendation, proven in the confirmation, beside both baselines;
 #    every candidate in json with its samples and its interval; the sysctls back after the end
-"$BP" tune --goal p99=5s --rate 1000 --budget 14s --format json \
+"$BP" tune --goal p99=5s --rate 1000 --budget 14s --format json --plot "$tmp/tune.svg" \
 	--modes "epoll:napi,usecs=64,budget=8;epoll:napi,usecs=200,budget=8" >"$tmp/ok.json" 2>"$tmp/ok.err" ||
 	die "a loose goal exited $?: $(cat "$tmp/ok.err")"
 grep -q "s left" "$tmp/ok.err" || die "no progress line with the time left: $(cat "$tmp/ok.err")"
@@ -85,6 +88,33 @@ for x in d["candidates"]:
     assert x["samples"] and all(k in x["samples"][0] for k in ["rung", "seconds", "transactions", "p99_us", "cpu", "tps"]), x
     assert s["latencies"] > 0 and s["p99_lo_us"] <= s["p99_us"], x
     assert s["p99_hi_us"] is None or s["p99_us"] <= s["p99_hi_us"], x
+PY
+# the plot: well-formed SVG, a point per measured candidate at its json figures, the
+# answer ringed, the Pareto front drawn, the goal line
+python3 - "$tmp/ok.json" "$tmp/tune.svg" <<'PY' || die "tune --plot"
+import json, sys
+import xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+svg = ET.parse(sys.argv[2]).getroot()  # raises on SVG that is not well-formed
+ns = "{http://www.w3.org/2000/svg}"
+groups = [g for g in svg.iter(ns + "g") if g.get("data-label")]
+drawn = {g.get("data-label"): g for g in groups}
+for x in d["candidates"]:
+    fig = x["confirmation"] or x["search"]
+    if not fig or not fig["latencies"]:
+        continue
+    g = drawn.get(x["label"])
+    assert g is not None, ("every measured candidate is drawn", x["label"], list(drawn))
+    assert abs(float(g.get("data-cpu")) - fig["cpu"]) < 1e-3, ("drawn at its CPU", x["label"], g.get("data-cpu"), fig)
+    assert abs(float(g.get("data-p99-us")) - fig["p99_us"]) < 1e-2, ("drawn at its P99", x["label"], fig)
+rec = [g for g in groups if g.get("class").split()[0] == "recommendation"]
+assert len(rec) == 1 and rec[0].get("data-label") == d["recommendation"], ("the answer marked once", [g.get("class") for g in groups])
+assert any(c.tag == ns + "circle" and c.get("r") == "10" for c in rec[0]), "the answer is ringed"
+assert any(g.get("class").split()[0] == "baseline" and g.get("data-label") == "epoll:block" for g in groups), "epoll:block marked as the baseline"
+front = [p for p in svg.iter(ns + "polyline") if p.get("class") == "pareto-front"]
+assert len(front) == 1 and front[0].get("points").strip(), "the Pareto front is drawn"
+assert any("pareto" in g.get("class").split() for g in groups), "some point is on the front"
+assert any(l.get("class") == "goal" for l in svg.iter(ns + "line")), "the goal line is drawn"
 PY
 [[ $(sysctls) == "$before" ]] || die "busy_read/busy_poll $(sysctls) after the run, were $before"
 echo "ok   recommendation proven beside both baselines; every candidate with samples and interval; sysctls back"

@@ -169,6 +169,32 @@ static void test_plan(void **state)
 	assert_false(tune_plan(16, 10, 1, &rungs, &first)); /* 10 s is too little for 16 */
 }
 
+/* The Pareto front: no point on it is beaten on both P99 and CPU, every point off it is;
+ * equal points both stay, and an unmeasured point is neither on it nor beats one. */
+static void test_pareto(void **state)
+{
+	(void)state;
+	struct tune_cand c[6] = {
+		{ .cpu = 0.5, .p99 = 90 },  /* cheapest: on the front */
+		{ .cpu = 1.0, .p99 = 40 },  /* on it */
+		{ .cpu = 1.2, .p99 = 50 },  /* beaten by [1] on both */
+		{ .cpu = 2.0, .p99 = 20 },  /* fastest: on it */
+		{ .cpu = 1.0, .p99 = 40 },  /* equal to [1]: neither beats the other */
+		{ .cpu = 0.1, .p99 = NAN }, /* never measured: off, and beats nothing */
+	};
+	bool on[6];
+	assert_int_equal(tune_pareto(c, 6, on), 4);
+	assert_true(on[0] && on[1] && on[3] && on[4]);
+	assert_false(on[2]); /* 1.2 CPUs for 50 us where 1.0 gives 40 us */
+	assert_false(on[5]);
+	c[2].cpu = 1.0; /* same CPU as [1], higher P99: still beaten */
+	tune_pareto(c, 6, on);
+	assert_false(on[2]);
+	c[2].p99 = 40; /* now equal to [1] on both: on the front beside it */
+	tune_pareto(c, 6, on);
+	assert_true(on[2]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_unproven_excluded),
 		cmocka_unit_test(test_impossible),
 		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_pareto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 /* The option values' parsers and their helpers (contract in tools/common/values.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <poll.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <unistd.h>
@@ -241,6 +243,29 @@ int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen)
 		if (n && !port[n] && (n > 5 || atoi(port) > 65535))
 			return tool_fail(err, errlen, "%s %s: port %s is out of range 1..65535", name, s, port);
 	}
+	return 0;
+}
+
+int tool_opt_svg_file(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	size_t n = strlen(v);
+
+	if (!*v || n >= outlen || n >= sizeof(dir))
+		return tool_fail(err, errlen, "%s '%s': a file name, shorter than %zu characters", name, v,
+				 outlen < sizeof(dir) ? outlen : sizeof(dir));
+	if (n < 5 || strcasecmp(v + n - 4, ".svg") || v[n - 5] == '/')
+		return tool_fail(err, errlen, "%s %s: the plot is SVG, give a name ending in .svg", name, v);
+	snprintf(dir, sizeof(dir), "%s", v);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(v, F_OK) == 0 ? access(v, W_OK) != 0 : access(dir, W_OK | X_OK) != 0)
+		return tool_fail(err, errlen, "%s %s: cannot write there: %s", name, v, strerror(errno));
+	snprintf(out, outlen, "%s", v);
 	return 0;
 }
 

@@ -79,6 +79,13 @@ int tool_unknown_option(const char *sub, const struct option *opts, const char *
  * is out of range 1..65535"). 0 or -EINVAL with the message in err.
  */
 int tool_opt_hostport(const char *name, const char *s, char *err, size_t errlen);
+/*
+ * tool_opt_svg_file - a file an option writes an SVG chart to (--plot): named
+ * *.svg (a .png would get SVG inside) and writable there, checked before any work
+ * rather than after it. Copied into out (outlen bytes). 0 or -EINVAL, the
+ * message in err naming the option.
+ */
+int tool_opt_svg_file(const char *name, const char *v, char *out, size_t outlen, char *err, size_t errlen);
 /* tool_check_list - a sep-separated list with no empty item (none at either end, no two seps in a row). */
 int tool_check_list(const char *name, const char *s, char sep, char *err, size_t errlen);
 

@@ -167,30 +167,13 @@ static int refuse_cpus(const struct opt_spec *sp, const char *name, const char *
 			 "(each thread i on the i-th CPU)", name, v);
 }
 
-/* parse_plot - --plot FILE: writable, checked now rather than after every cell ran. */
+/* parse_plot - --plot FILE.svg: checked now rather than after every cell ran. */
 static int parse_plot(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		      size_t errlen)
 {
 	struct cmp_opts *o = base;
-	char dir[sizeof(o->plot)];
-	char *slash;
-	size_t n = strlen(v);
 
-	if (!*v || n >= sizeof(o->plot))
-		return tool_fail(err, errlen, "%s '%s': a file name, shorter than %zu characters", name, v, sizeof(o->plot));
-	/* the plot is SVG only: a .png would get SVG inside */
-	if (n < 5 || strcasecmp(v + n - 4, ".svg") || v[n - 5] == '/')
-		return tool_fail(err, errlen, "%s %s: the plot is SVG, give a name ending in .svg", name, v);
-	snprintf(dir, sizeof(dir), "%s", v);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = 0;
-	else
-		snprintf(dir, sizeof(dir), ".");
-	if (access(v, F_OK) == 0 ? access(v, W_OK) != 0 : access(dir, W_OK | X_OK) != 0)
-		return tool_fail(err, errlen, "%s %s: cannot write there: %s", name, v, strerror(errno));
-	snprintf(o->plot, sizeof(o->plot), "%s", v);
-	return 0;
+	return tool_opt_svg_file(name, v, o->plot, sizeof(o->plot), err, errlen);
 }
 
 #define CF(m) OPT_FIELD(struct cmp_opts, m)

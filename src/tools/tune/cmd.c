@@ -54,6 +54,11 @@ int cmd_tune(int argc, char **argv)
 		goto out;
 	}
 	tune_print(stdout, r);
+	if (r->opts.plot[0] && tune_plot(r->opts.plot, r, err, sizeof(err))) {
+		bp_tool_error("tune", "%s", err);
+		ret = BP_EXIT_FAIL;
+		goto out;
+	}
 	if (r->error[0])
 		bp_tool_error("tune", "%s", r->error);
 	if (r->interrupted)

@@ -126,6 +126,15 @@ static int parse_modes(const struct opt_spec *sp, const char *name, const char *
 }
 
 /* --fix KEY=V, repeatable: a key of the mode grammar or busy_read/busy_poll. */
+/* parse_plot - --plot FILE.svg: checked before the search rather than after it. */
+static int parse_plot(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	struct tune_opts *o = base;
+
+	return tool_opt_svg_file(name, v, o->plot, sizeof(o->plot), err, errlen);
+}
+
 static int parse_fix(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		     size_t errlen)
 {
@@ -170,6 +179,8 @@ static const struct opt_spec tune_specs[] = {
 	  .arg = "LIST", .help = "client thread i on the i-th CPU of LIST (default 0)" },
 	{ .name = "server-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct tune_opts, server_cpus, nserver_cpus),
 	  .arg = "LIST", .help = "server thread i on the i-th CPU of LIST (default 1)" },
+	{ .name = "plot", .kind = OPT_CUSTOM, .parse = parse_plot, .arg = "FILE.svg",
+	  .help = "every candidate, P99 against CPU, the Pareto front and the answer marked" },
 	{ .name = "loopback", .kind = OPT_FLAG, TF(loopback),
 	  .help = "run on loopback even as root (busy polling cannot engage)" },
 };

@@ -17,8 +17,7 @@ static double miss(const struct tune_report *r, const struct tune_cand *c)
 	return r->opts.goal.kind == TUNE_GOAL_P99 ? c->p99 - r->opts.goal.p99_us : c->cpu - r->opts.goal.cpu_budget;
 }
 
-/* final_view - the figures the answer stands on: the confirmation's, else the search's. */
-static const struct tune_cand *final_view(const struct tune_point *p)
+const struct tune_cand *tune_final_view(const struct tune_point *p)
 {
 	return p->confirm.seconds > 0 ? &p->confirm.c : &p->search.c;
 }
@@ -46,7 +45,7 @@ const char *tune_verdict(const struct tune_report *r, char *buf, size_t len)
 			 "BusyPollRxPackets", failed, unproven);
 		return buf;
 	}
-	const struct tune_cand *c = final_view(&r->pt[r->best]);
+	const struct tune_cand *c = tune_final_view(&r->pt[r->best]);
 
 	if (r->opts.goal.kind == TUNE_GOAL_P99)
 		snprintf(buf, len, "no candidate meets p99 <= %g us: the closest, %s, has P99 %.1f us, %.1f us over",

@@ -189,3 +189,24 @@ bool tune_plan(size_t n, double budget_s, double min_s, unsigned *rungs, double 
 	*first_s = budget_s / ((double)n * r);
 	return *first_s >= min_s;
 }
+
+/* measured - c has a P99 and a CPU figure. */
+static bool measured(const struct tune_cand *c)
+{
+	return !isnan(c->p99) && !isnan(c->cpu);
+}
+
+size_t tune_pareto(const struct tune_cand *c, size_t n, bool *on_front)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		on_front[i] = measured(&c[i]);
+		for (size_t j = 0; j < n && on_front[i]; j++)
+			if (j != i && measured(&c[j]) && c[j].p99 <= c[i].p99 && c[j].cpu <= c[i].cpu &&
+			    (c[j].p99 < c[i].p99 || c[j].cpu < c[i].cpu))
+				on_front[i] = false;
+		k += on_front[i];
+	}
+	return k;
+}

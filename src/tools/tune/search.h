@@ -98,6 +98,14 @@ bool tune_pick(const struct tune_cand *c, size_t n, const struct tune_goal *g, i
 	       int *runner);
 
 /*
+ * tune_pareto - marks on_front[i] for each point c[i] that no other point beats on
+ * both P99 and CPU (another with P99 and CPU each at most c[i]'s and one of them
+ * below). A point with a P99 or CPU that is not a number (never measured) is never
+ * on the front and beats none. Returns how many are on it.
+ */
+size_t tune_pareto(const struct tune_cand *c, size_t n, bool *on_front);
+
+/*
  * tune_plan - the rung schedule for n candidates in budget_s seconds: *rungs rungs,
  * the first of *first_s seconds per candidate, each next one twice as long with half
  * the candidates, so each rung costs about n * first_s. Returns false when the budget

@@ -9,6 +9,7 @@
  * beside the two baselines'. Every sysctl it changes goes through the agent's
  * journal, so it is put back at the end, on Ctrl-C and (at the next start, or
  * `busypoll agent --restore`) after SIGKILL; the bed's NAPIs go with the bed.
+ * --plot draws every candidate, P99 against CPU, with the Pareto front (plot.c).
  */
 #ifndef BP_TOOLS_TUNE_H
 #define BP_TOOLS_TUNE_H
@@ -52,6 +53,7 @@ struct tune_opts {
 	int client_cpus[TOOL_MAX_CPUS], nclient_cpus;
 	int server_cpus[TOOL_MAX_CPUS], nserver_cpus;
 	bool loopback;
+	char plot[1024];             /* --plot FILE.svg, "" none */
 	char skipped[TUNE_MAX_CANDS][200]; /* space this machine cannot run, with why */
 	int nskipped;
 };
@@ -140,8 +142,18 @@ void tune_figs_view(struct tune_figs *f, bool busy_poll, const char *name);
 /* ---- the answer (output.c) ---- */
 /* tune_print - table (the answer and every candidate), json or csv. */
 void tune_print(FILE *out, const struct tune_report *r);
+/* tune_final_view - the figures the answer stands on: p's confirmation's, else its search's. */
+const struct tune_cand *tune_final_view(const struct tune_point *p);
 /* tune_verdict - the one line for a goal no candidate meets, "" when one does. */
 const char *tune_verdict(const struct tune_report *r, char *buf, size_t len);
+
+/* ---- the plot (plot.c) ---- */
+/*
+ * tune_plot - --plot: an SVG of every measured candidate, P99 (with its interval)
+ * against CPU, the proven points' Pareto front, the goal, the recommendation ringed
+ * and the baselines as squares. 0, or -errno with one line in err.
+ */
+int tune_plot(const char *path, const struct tune_report *r, char *err, size_t errlen);
 
 int cmd_tune(int argc, char **argv);
 
