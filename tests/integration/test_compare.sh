@@ -170,6 +170,9 @@ for c in cells:
 # CPU against the base: which mode saves CPU, the question a rates table answers
 assert cell[("epoll:block", 2000)]["cpu_vs_base_pct"] is None, cells
 assert cell[("epoll:spin", 2000)]["cpu_vs_base_pct"] is not None, ("no CPU vs base for epoll:spin", cells)
+# tx/s against the base means nothing where the rate was offered: null there, a figure in the closed loop
+assert cell[("epoll:spin", 2000)]["tps_vs_base_pct"] is None, ("tx/s vs base at an offered rate", cells)
+assert cell[("epoll:spin", 0)]["tps_vs_base_pct"] is not None, ("no tx/s vs base in the closed loop", cells)
 # a spinning side never sleeps, a blocking one at 2000/s mostly does: the CPU columns say so
 assert cell[("epoll:spin", 2000)]["server_cpu_util_pct"]["total"] > \
     2 * cell[("epoll:block", 2000)]["server_cpu_util_pct"]["total"], cells

@@ -195,7 +195,8 @@ static void print_table(FILE *out, const struct cmp_report *r)
 				c->saturated ? "saturated" : "failed", c->error);
 			continue;
 		}
-		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx, c->d_tps_pct);
+		/* an open-loop cell's tx/s is the offered rate for every mode: no tx/s vs base */
+		pct_text(dt, sizeof(dt), c->have_baseline && c->mode_idx && !(c->rate > 0), c->d_tps_pct);
 		pct_text(d50, sizeof(d50), c->have_baseline && c->mode_idx, c->d_p50_pct);
 		pct_text(d99, sizeof(d99), c->have_baseline && c->mode_idx, c->d_p99_pct);
 		pct_text(dc, sizeof(dc), c->have_baseline && c->mode_idx && isfinite(c->d_cpu_pct), c->d_cpu_pct);
@@ -427,7 +428,7 @@ static void emit_cell(struct emit *e, const struct cmp_report *r, const struct c
 	else
 		em_null(e, "disturbed_reason");
 	if (c->have_baseline && c->mode_idx) {
-		em_double(e, "tps_vs_base_pct", c->d_tps_pct);
+		em_double(e, "tps_vs_base_pct", c->rate > 0 ? NAN : c->d_tps_pct); /* open loop: the rate was offered */
 		em_double(e, "p50_vs_base_pct", c->d_p50_pct);
 		em_double(e, "p99_vs_base_pct", c->d_p99_pct);
 		em_double(e, "cpu_vs_base_pct", c->d_cpu_pct);
