@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# busypoll tune against fixed recipes, on the veth test bed (issue 28's measurement):
+# for 1 and 15 flows, at 20% and 80% of epoll:spin's closed-loop rate,
+#   1. compare --rates R with compare's fixed modes: epoll:block's P99 sets the goal,
+#      GOAL_FRAC of it (default 0.9: a tenth better than blocking, which needs busy polling);
+#   2. busypoll tune --goal p99=G --rate R --budget BUDGET: its answer, and in its own
+#      confirmation (alternated) tuned's network-latency recipe beside it;
+#   3. compare --rates R --runs ROUNDS with the answer and every fixed mode, alternated
+#      round by round in one run: per round, the answer's CPU per transaction against the
+#      least CPU of the fixed modes whose P99 meets G in that round; the median of those
+#      per-round ratios is the figure (below 0.75 meets "at least 25% less CPU").
+# Both ends' CPU is counted (compare's cpu_us_per_tx, client and server, every thread).
+#
+#   flock /tmp/bp-heavy.lock bench/tune.sh [ROUNDS=7] [BUDGET=3m]
+# Env: BUILD (default build), FLOWS ("1 15"), LOADS ("0.2 0.8"), GOAL_FRAC (0.9).
+# As root; the machine should be otherwise idle (this VM swings: only the per-round
+# ratios of one run mean anything).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-7}
+budget=${2:-3m}
+BP=${BUILD:-build}/busypoll
+flows_list=${FLOWS:-1 15}
+loads=${LOADS:-0.2 0.8}
+goal_frac=${GOAL_FRAC:-0.9}
+[[ $(id -u) == 0 ]] || { echo "bench/tune.sh: needs root (the test bed, the sysctls)" >&2; exit 2; }
+[[ -x $BP ]] || { echo "bench/tune.sh: $BP is not built; make build" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "bench/tune.sh: needs python3" >&2; exit 2; }
+out=$(mktemp -d /tmp/bp-bench-tune.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+fixed="epoll:block;epoll:napi,usecs=64,budget=8;epoll:napi,usecs=64,budget=8,prefer;epoll:spin;epoll:hybrid;uring:block;uring:napi,usecs=64;uring:spin;uring:hybrid"
+
+echo "# bench/tune.sh: rounds $rounds, tune budget $budget, goal ${goal_frac} x epoll:block's P99; $(uname -r)"
+for F in $flows_list; do
+	"$BP" compare -q --modes epoll:spin -F "$F" --runs 3 --format json >"$out/spin.json"
+	spin=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["cells"][0]["tps"]))' "$out/spin.json")
+	for L in $loads; do
+		rate=$(python3 -c "print(int($spin * $L))")
+		echo "## $F flow(s), $L of epoll:spin's closed loop ($spin tx/s): --rate $rate"
+		"$BP" compare -q --modes "$fixed" -F "$F" --rates "$rate" --runs 3 --format json >"$out/fixed.json" || true
+		goal=$(python3 - "$out/fixed.json" "$goal_frac" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = [c for c in d["cells"] if c["client_mode"] == "epoll:block" and not c["failed"]]
+print(f'{b[0]["latency_us"]["p99"] * float(sys.argv[2]):.1f}' if b else "")
+PY
+)
+		[[ -n $goal ]] || { echo "   epoll:block did not run at $rate/s; skipped"; continue; }
+		rc=0
+		"$BP" tune -q --goal "p99=${goal}us" --rate "$rate" -F "$F" --budget "$budget" --format json \
+			>"$out/tune.json" 2>"$out/tune.err" || rc=$?
+		answer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["recommendation"] or "")' \
+			"$out/tune.json" 2>/dev/null || true)
+		if [[ -z $answer ]]; then
+			echo "   goal p99=${goal}us: tune exit $rc, no answer: $(tail -1 "$out/tune.err")"
+			continue
+		fi
+		"$BP" compare -q --modes "$answer;$fixed" -F "$F" --rates "$rate" --runs "$rounds" --format json \
+			>"$out/alt.json" || true
+		python3 - "$out/tune.json" "$out/alt.json" "$goal" "$answer" <<'PY'
+import json, statistics, sys
+t, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+goal, answer = float(sys.argv[3]), sys.argv[4]
+cands = {c["label"]: c for c in t["candidates"]}
+def conf(label):
+    c = cands.get(label)
+    return c and c["confirmation"]
+rec = conf(answer)
+recipe = conf("epoll:block + busy_read=busy_poll=50 (tuned)")
+block = conf("epoll:block")
+print(f"   goal p99 <= {goal} us; tune's answer: {answer}")
+for name, c in (("answer", rec), ("epoll:block", block), ("tuned recipe", recipe)):
+    if c:
+        print(f"     tune confirmation {name:13s} P99 {c['p99_us']:8.1f} us [{c['p99_lo_us']}, {c['p99_hi_us']}]"
+              f"  CPUs {c['cpu']:.3f}  bprx/tx {c['busy_poll_rx_per_tx']:.3f}")
+if rec and recipe and recipe["cpu"]:
+    print(f"     answer / tuned recipe CPU (tune's alternated confirmation): {rec['cpu'] / recipe['cpu']:.3f}")
+cells = {c["client_mode"]: c for c in a["cells"] if not c["failed"] and c["runs"]}
+if answer not in cells:
+    print("     the answer did not run in the alternated compare"); sys.exit(0)
+ratios, best_names = [], []
+n = min(len(c["samples"]) for c in cells.values())
+for k in range(n):
+    meet = [(c["samples"][k]["cpu_us_per_tx"], m) for m, c in cells.items()
+            if m != answer and c["samples"][k]["latency_us"]["p99"] <= goal
+            and (m.endswith(":block") or min(c["samples"][k]["client_busy_poll_rx_per_tx"],
+                                             c["samples"][k]["server_busy_poll_rx_per_tx"]) >= 0.01)]
+    if not meet:
+        continue
+    cpu, m = min(meet)
+    ratios.append(cells[answer]["samples"][k]["cpu_us_per_tx"] / cpu)
+    best_names.append(m)
+for m, c in sorted(cells.items(), key=lambda x: x[1]["cpu_us_per_tx"]):
+    print(f"     {m:40s} P99 {c['latency_us']['p99']:8.1f} us  CPU us/tx {c['cpu_us_per_tx']:7.2f}"
+          f"{'  <- answer' if m == answer else ''}{'  meets' if c['latency_us']['p99'] <= goal else ''}")
+if ratios:
+    print(f"   answer CPU / best fixed mode meeting the goal, per round: "
+          f"{', '.join(f'{r:.3f}' for r in ratios)}; median {statistics.median(ratios):.3f} "
+          f"over {len(ratios)} of {n} rounds (best fixed: {statistics.mode(best_names)})")
+else:
+    print(f"   no fixed mode met p99 <= {goal} us in any of {n} rounds")
+PY
+	done
+done
