@@ -27,13 +27,17 @@ wait_for() {
 # the new process's lines (the background process truncates it only once it runs).
 fresh() { rm -f "$@"; }
 
-# first_run_done PID: a pingpong client's first run has ended (each run has a thread of
-# its own, after the main one: the first of them is gone). Waits at most 30 s.
+# first_run_done PID: a pingpong client's first run has ended and been told to the server,
+# and the next one runs (each run has a thread of its own, after the main one: the first
+# of them is gone and another has started). A thread gone is not enough: the run counts
+# once the server answered its stop, and a kill before that measured nothing. Waits at
+# most 30 s for each step.
 first_run_done() {
 	local first
 	bpt_wait_until 30 pp_has_run_thread "$1" || return 1
 	first=$(ls "/proc/$1/task" | sort -n | sed -n 2p)
-	bpt_wait_until 30 bpt_gone_path "/proc/$1/task/$first"
+	bpt_wait_until 30 bpt_gone_path "/proc/$1/task/$first" || return 1
+	bpt_wait_until 30 pp_has_run_thread "$1"
 }
 pp_has_run_thread() { [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge 2 ]; }
 bpt_gone_path() { [ ! -e "$1" ]; }
@@ -104,7 +108,7 @@ pp_case() {
 		--format "$fmt" >"$tmp/pp.out" 2>"$tmp/pp.err" &
 	cpid=$!
 	pids+=("$cpid")
-	# the first run finishes before the signal
+	# the first run finishes (and the second starts) before the signal
 	first_run_done "$cpid" || die "pingpong (server $sig): the client's first run never ended (30 s)"
 	kill -"$sig" "$spid"
 	finish "$cpid" "pingpong client (server $sig)"
