@@ -13,7 +13,8 @@
 # Both ends' CPU is counted (compare's cpu_us_per_tx, client and server, every thread).
 #
 #   flock /tmp/bp-heavy.lock bench/tune.sh [ROUNDS=7] [BUDGET=3m]
-# Env: BUILD (default build), FLOWS ("1 15"), LOADS ("0.2 0.8"), GOAL_FRAC (0.9).
+# Env: BUILD (default build), FLOWS ("1 15"), LOADS ("0.2 0.8"), GOAL_FRAC (0.9), TUNE_ARGS
+# (more tune options, e.g. --modes to narrow the space for a quick look).
 # As root; the machine should be otherwise idle (this VM swings: only the per-round
 # ratios of one run mean anything).
 set -euo pipefail
@@ -33,12 +34,12 @@ fixed="epoll:block;epoll:napi,usecs=64,budget=8;epoll:napi,usecs=64,budget=8,pre
 
 echo "# bench/tune.sh: rounds $rounds, tune budget $budget, goal ${goal_frac} x epoll:block's P99; $(uname -r)"
 for F in $flows_list; do
-	"$BP" compare -q --modes epoll:spin -F "$F" --runs 3 --format json >"$out/spin.json"
+	"$BP" compare -q --modes epoll:spin --flows "$F" --runs 3 --format json >"$out/spin.json"
 	spin=$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["cells"][0]["tps"]))' "$out/spin.json")
 	for L in $loads; do
 		rate=$(python3 -c "print(int($spin * $L))")
 		echo "## $F flow(s), $L of epoll:spin's closed loop ($spin tx/s): --rate $rate"
-		"$BP" compare -q --modes "$fixed" -F "$F" --rates "$rate" --runs 3 --format json >"$out/fixed.json" || true
+		"$BP" compare -q --modes "$fixed" --flows "$F" --rates "$rate" --runs 3 --format json >"$out/fixed.json" || true
 		goal=$(python3 - "$out/fixed.json" "$goal_frac" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -47,21 +48,27 @@ print(f'{b[0]["latency_us"]["p99"] * float(sys.argv[2]):.1f}' if b else "")
 PY
 )
 		[[ -n $goal ]] || { echo "   epoll:block did not run at $rate/s; skipped"; continue; }
+		# the fixed modes as compare spells them (canonical, as tune's answer is)
+		canon=$(python3 -c 'import json,sys; print(";".join(dict.fromkeys(c["client_mode"] for c in json.load(open(sys.argv[1]))["cells"])))' \
+			"$out/fixed.json")
 		rc=0
+		# shellcheck disable=SC2086 # TUNE_ARGS: options, split on purpose
 		"$BP" tune -q --goal "p99=${goal}us" --rate "$rate" -F "$F" --budget "$budget" --format json \
-			>"$out/tune.json" 2>"$out/tune.err" || rc=$?
+			${TUNE_ARGS:-} >"$out/tune.json" 2>"$out/tune.err" || rc=$?
 		answer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["recommendation"] or "")' \
 			"$out/tune.json" 2>/dev/null || true)
 		if [[ -z $answer ]]; then
 			echo "   goal p99=${goal}us: tune exit $rc, no answer: $(tail -1 "$out/tune.err")"
 			continue
 		fi
-		"$BP" compare -q --modes "$answer;$fixed" -F "$F" --rates "$rate" --runs "$rounds" --format json \
+		# the answer first, then the fixed modes (an answer that is one of them runs once)
+		modes="$answer;$(tr ';' '\n' <<<"$canon" | grep -vxF -- "$answer" | paste -sd';')"
+		"$BP" compare -q --modes "$modes" --flows "$F" --rates "$rate" --runs "$rounds" --format json \
 			>"$out/alt.json" || true
-		python3 - "$out/tune.json" "$out/alt.json" "$goal" "$answer" <<'PY'
+		python3 - "$out/tune.json" "$out/alt.json" "$goal" "$answer" "$canon" <<'PY'
 import json, statistics, sys
 t, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-goal, answer = float(sys.argv[3]), sys.argv[4]
+goal, answer, fixed = float(sys.argv[3]), sys.argv[4], sys.argv[5].split(";")
 cands = {c["label"]: c for c in t["candidates"]}
 def conf(label):
     c = cands.get(label)
@@ -83,7 +90,7 @@ ratios, best_names = [], []
 n = min(len(c["samples"]) for c in cells.values())
 for k in range(n):
     meet = [(c["samples"][k]["cpu_us_per_tx"], m) for m, c in cells.items()
-            if m != answer and c["samples"][k]["latency_us"]["p99"] <= goal
+            if m in fixed and c["samples"][k]["latency_us"]["p99"] <= goal
             and (m.endswith(":block") or min(c["samples"][k]["client_busy_poll_rx_per_tx"],
                                              c["samples"][k]["server_busy_poll_rx_per_tx"]) >= 0.01)]
     if not meet:
