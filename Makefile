@@ -112,9 +112,11 @@ fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
 # skips the unmutated run of ctest tests that just passed (CI, after make test); as root.
 # MUTANT_SHARDS runs that many shards at once, each in its own scratch tree: most of a
 # mutant's time is a test waiting, and the tests hold beside other load (test-loaded).
+# MUTANT_SAMPLE=K/N checks only every N-th mutant from the K-th (CI's share, .ci/run).
 MUTANT_SHARDS ?= 2
 mutants: deps
-	python3 tests/mutants/run.py --jobs $(JOBS) --parallel $(MUTANT_SHARDS) $(if $(MUTANTS),--only $(MUTANTS)) $(MUTANT_FLAGS)
+	python3 tests/mutants/run.py --jobs $(JOBS) --parallel $(MUTANT_SHARDS) $(if $(MUTANTS),--only $(MUTANTS)) \
+		$(if $(MUTANT_SAMPLE),--sample $(MUTANT_SAMPLE)) $(MUTANT_FLAGS)
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the program, libbusypoll (.so
 # and .a), its headers, busypoll.pc and the manual pages (cmake --install).

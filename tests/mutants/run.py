@@ -3,7 +3,7 @@
 """make mutants: every mutant in tests/mutants/*.mut must be caught by its tests.
 
     tests/mutants/run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--no-baseline]
-                         [--baseline-commands-only] [--shard K/N] [--parallel N]
+                         [--baseline-commands-only] [--sample K/N] [--shard K/N] [--parallel N]
                          [--list] [--check]
 
 A mutant is a small deliberate bug: exact search/replace edits of the source
@@ -26,6 +26,9 @@ tried again after a full build, so a partial build never makes a false survivor.
 Before the mutants, each distinct test command runs once on the unmutated copy
 and must pass (--no-baseline skips that), so a kill is the mutant's doing.
 Exit 0 when every mutant was killed, 1 otherwise, 2 on bad usage or a bad file.
+--sample K/N keeps every N-th mutant (from the K-th), before --shard/--parallel split
+them: CI checks one half per commit, the half set by the commit count (.ci/run), so
+consecutive commits cover them all and every run of one commit checks the same ones.
 --check only says whether every mutant still applies to the tree (no build, no
 tests: a second's look after a refactor).
 
@@ -417,6 +420,8 @@ def main(argv):
     ap.add_argument("--baseline-commands-only", action="store_true",
                     help="run only the run: commands on the unmutated tree first (the ctest tests just "
                          "passed in the same tree, as in CI after make test)")
+    ap.add_argument("--sample", help="K/N: only the mutants whose index modulo N is K (0-based), before "
+                    "--shard and --parallel split them: CI's share (.ci/run)")
     ap.add_argument("--shard", help="K/N: run only the mutants whose index modulo N is K (0-based)")
     ap.add_argument("--parallel", type=int, default=1,
                     help="run the mutants in N shards at once, each in its own scratch tree and "
@@ -445,10 +450,13 @@ def main(argv):
             print(f"mutants: no such mutant: {', '.join(unknown)} (--list shows them)", file=sys.stderr)
             return 2
         mutants = [m for m in mutants if m["name"] in want]
-    if args.shard:
-        k, _, n = args.shard.partition("/")
+    for opt in ("sample", "shard"):
+        part = getattr(args, opt)
+        if not part:
+            continue
+        k, _, n = part.partition("/")
         if not (k.isdigit() and n.isdigit() and int(k) < int(n)):
-            print(f"mutants: --shard {args.shard}: not K/N with 0 <= K < N", file=sys.stderr)
+            print(f"mutants: --{opt} {part}: not K/N with 0 <= K < N", file=sys.stderr)
             return 2
         mutants = [m for i, m in enumerate(mutants) if i % int(n) == int(k)]
     if args.parallel > 1 and not (args.list or args.check):
