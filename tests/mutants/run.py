@@ -27,7 +27,7 @@ Before the mutants, each distinct test command runs once on the unmutated copy
 and must pass (--no-baseline skips that), so a kill is the mutant's doing.
 Exit 0 when every mutant was killed, 1 otherwise, 2 on bad usage or a bad file.
 --sample K/N keeps every N-th mutant (from the K-th), before --shard/--parallel split
-them: CI checks one half per commit, the half set by the commit count (.ci/run), so
+them: CI checks one third per commit, the third set by the commit count (.ci/run), so
 consecutive commits cover them all and every run of one commit checks the same ones.
 --check only says whether every mutant still applies to the tree (no build, no
 tests: a second's look after a refactor).
