@@ -43,11 +43,12 @@ for F in $flows_list; do
 		goal=$(python3 - "$out/fixed.json" "$goal_frac" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-b = [c for c in d["cells"] if c["client_mode"] == "epoll:block" and not c["failed"]]
+b = [c for c in d["cells"] if c["client_mode"] == "epoll:block" and not c["failed"] and not c["saturated"]
+     and c["runs"] and c["latency_us"] and c["latency_us"]["p99"]]
 print(f'{b[0]["latency_us"]["p99"] * float(sys.argv[2]):.1f}' if b else "")
 PY
 )
-		[[ -n $goal ]] || { echo "   epoll:block did not run at $rate/s; skipped"; continue; }
+		[[ -n $goal ]] || { echo "   epoll:block could not carry $rate/s (failed or saturated): no goal from it; skipped"; continue; }
 		# the fixed modes as compare spells them (canonical, as tune's answer is)
 		canon=$(python3 -c 'import json,sys; print(";".join(dict.fromkeys(c["client_mode"] for c in json.load(open(sys.argv[1]))["cells"])))' \
 			"$out/fixed.json")
