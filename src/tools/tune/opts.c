@@ -125,7 +125,6 @@ static int parse_modes(const struct opt_spec *sp, const char *name, const char *
 	return 0;
 }
 
-/* --fix KEY=V, repeatable: a key of the mode grammar or busy_read/busy_poll. */
 /* parse_plot - --plot FILE.svg: checked before the search rather than after it. */
 static int parse_plot(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		      size_t errlen)
@@ -135,6 +134,7 @@ static int parse_plot(const struct opt_spec *sp, const char *name, const char *v
 	return tool_opt_svg_file(name, v, o->plot, sizeof(o->plot), err, errlen);
 }
 
+/* --fix KEY=V, repeatable: a key of the mode grammar or busy_read/busy_poll. */
 static int parse_fix(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
 		     size_t errlen)
 {
