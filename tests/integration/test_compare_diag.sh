@@ -6,7 +6,8 @@
 #    whose busy polling ran has no diagnosis line;
 #  - the disturbance check: a CPU hog pinned on the server's CPU during epoll:spin
 #    (which never sleeps) marks the cell disturbed with the server's reason, and the
-#    run ends with the one line that says the figures are not to be compared.
+#    run ends with the one line that says the figures are not to be compared; during
+#    epoll:block (which sleeps) the reason is the other task's share of that CPU.
 # Marks and reasons are asserted, never a time.
 set -euo pipefail
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -97,4 +98,22 @@ grep -q "^~ epoll:spin, 1 flow: disturbed: server: " "$tmp/hog.txt" || die "the 
 tail -1 "$tmp/hog.txt" | grep -q "the machine was busy during the run: the figures of the cells marked ~ are not to be compared" ||
 	die "the run does not end with the busy line: $(tail -3 "$tmp/hog.txt")"
 echo "ok   a hog on the server's CPU marks the epoll:spin cell disturbed with the server's reason"
+
+# 4. the same hog during epoll:block, a mode that sleeps and needs little CPU: the other
+#    task's share of the server's pinned CPU is the reason
+taskset -c "$cpu" sh -c 'while :; do :; done' &
+hog=$!
+"$BP" compare --runs 1 --flows 1 -l 1 --warmup 0.2 -q --format json --modes "epoll:block" \
+	>"$tmp/hogb.json" 2>"$tmp/hogb.err" || die "compare epoll:block under a hog failed: $(cat "$tmp/hogb.err")"
+kill -KILL "$hog"
+wait "$hog" 2>/dev/null || true
+hog=
+python3 - "$tmp/hogb.json" <<'PY' || die "compare epoll:block json under a hog: $(head -c 900 "$tmp/hogb.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))["cells"][0]
+assert c["disturbed"] is True, c
+r = c["disturbed_reason"]
+assert r and r.startswith("server: other tasks took ") and "of its loop threads' pinned CPUs (20% or more)" in r, r
+PY
+echo "ok   a hog on the server's CPU marks the epoll:block cell disturbed: other tasks took its CPU"
 bpt_end

@@ -32,10 +32,11 @@ static void calm_side_no_line(void **state)
 	if (dist_side_explain(&s, buf, sizeof(buf)) || buf[0])
 		fail_msg("an undisturbed side must give no line: got '%s'", buf);
 	s.cpu_pct = DIST_SPIN_MIN_PCT;
+	s.other_pct = DIST_OTHER_MAX_PCT - 0.1;
 	s.runq_pct = DIST_RUNQ_MAX_PCT - 0.1;
 	s.steal_pct = DIST_STEAL_MAX_PCT - 0.1;
 	if (dist_side_explain(&s, buf, sizeof(buf)))
-		fail_msg("at the CPU bound and under the wait and steal bounds: not disturbed, got '%s'", buf);
+		fail_msg("at the CPU bound and under the other tasks', wait and steal bounds: not disturbed, got '%s'", buf);
 }
 
 static void spinning_short_of_cpu(void **state)
@@ -51,6 +52,31 @@ static void spinning_short_of_cpu(void **state)
 	s.spins = false;
 	if (dist_side_explain(&s, buf, sizeof(buf)))
 		fail_msg("a mode that sleeps uses what CPU it needs: 48%% is no disturbance, got '%s'", buf);
+}
+
+/* Other tasks on the pinned CPUs: a mode that sleeps too, the bound itself included. */
+static void other_tasks(void **state)
+{
+	struct dist_side s = calm();
+	char buf[256];
+
+	(void)state;
+	s.spins = false;
+	s.cpu_pct = 3;
+	s.other_pct = DIST_OTHER_MAX_PCT;
+	s.runq_pct = DIST_RUNQ_MAX_PCT; /* first match wins: the other tasks are the cause */
+	if (!dist_side_explain(&s, buf, sizeof(buf)) ||
+	    !strstr(buf, "server: other tasks took 20% of its loop threads' pinned CPUs (20% or more)"))
+		fail_msg("other tasks at 20%% of a pinned CPU disturb even a mode that sleeps: got '%s'", buf);
+	s.other_pct = DIST_OTHER_MAX_PCT - 0.1;
+	s.runq_pct = 0;
+	if (dist_side_explain(&s, buf, sizeof(buf)))
+		fail_msg("other tasks under the bound are no disturbance: got '%s'", buf);
+	s.spins = true;
+	s.cpu_pct = 60;
+	s.other_pct = 40;
+	if (!dist_side_explain(&s, buf, sizeof(buf)) || !strstr(buf, "a spinning loop thread got 60%"))
+		fail_msg("a spinning thread short of CPU is said first: got '%s'", buf);
 }
 
 static void run_queue_wait(void **state)
@@ -78,7 +104,8 @@ static void steal(void **state)
 
 static void unknown_fires_nothing(void **state)
 {
-	struct dist_side s = { .side = "client", .spins = true, .cpu_pct = NAN, .runq_pct = NAN, .steal_pct = NAN };
+	struct dist_side s = { .side = "client", .spins = true, .cpu_pct = NAN, .other_pct = NAN, .runq_pct = NAN,
+			       .steal_pct = NAN };
 	struct dist_loop l = { .closed = true, .tps = NAN, .mean_us = 40, .flows = 1 };
 	char buf[256];
 
@@ -138,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(calm_side_no_line),
 		cmocka_unit_test(spinning_short_of_cpu),
+		cmocka_unit_test(other_tasks),
 		cmocka_unit_test(run_queue_wait),
 		cmocka_unit_test(steal),
 		cmocka_unit_test(unknown_fires_nothing),

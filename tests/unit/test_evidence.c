@@ -74,10 +74,50 @@ static void test_interval(void **state)
 	assert_true(ev.thr[0].cpu_us == 300);
 	assert_string_equal(ev_threads_text(&ev, text, sizeof(text)),
 			    "rr-server-0(100) + iou-sqp-100(101) + iou-wrk-100(102)");
+	/* not pinned at both ends: other tasks' share of its CPU is not known */
+	assert_false(ev.other_known);
 	/* a counter that went backwards (a restarted source) gives 0, never 2^64 - x */
 	memset(&ev, 0, sizeof(ev));
 	ev_add_interval(&ev, &b, &a);
 	assert_true(ev.utime_us == 0 && ev.syscalls == 0 && ev.nvcsw == 0);
+}
+
+/* Other tasks on a pinned loop thread's CPU: the CPU's task time less the loop's own and
+ * its helpers'; known only for a thread pinned to the same CPU at both ends. */
+static void test_other_tasks(void **state)
+{
+	struct ev_snap a = snap(1000, 0, 0, 0), b = snap(1000000000, 200000, 100000, 0);
+	struct evidence ev = { 0 }, acc = { 0 };
+
+	(void)state;
+	a.sched = b.sched = true;
+	a.pinned = b.pinned = true;
+	a.cpu = b.cpu = 1;
+	a.cpu_busy_us = 5000000;
+	b.cpu_busy_us = 5000000 + 950000;        /* 950 ms of task time on CPU 1 */
+	add_helper(&b, 102, "iou-wrk-100", 50000000); /* 50 ms of its helper's */
+	ev_add_interval(&ev, &a, &b);
+	assert_true(ev.other_known);
+	assert_int_equal(ev.other_us, 950000 - 300000 - 50000);
+	ev_add(&acc, &ev);
+	assert_true(acc.other_known && acc.other_us == 600000);
+	/* the CPU's task time under the loop's own (ticks against a precise clock): 0, not 2^64 - x */
+	memset(&ev, 0, sizeof(ev));
+	b.cpu_busy_us = a.cpu_busy_us + 1000;
+	ev_add_interval(&ev, &a, &b);
+	assert_true(ev.other_known && ev.other_us == 0);
+	/* a thread that could move, or moved: not known, and a side with one such thread neither */
+	memset(&ev, 0, sizeof(ev));
+	b.pinned = false;
+	ev_add_interval(&ev, &a, &b);
+	assert_false(ev.other_known);
+	memset(&ev, 0, sizeof(ev));
+	b.pinned = true;
+	b.cpu = 0;
+	ev_add_interval(&ev, &a, &b);
+	assert_false(ev.other_known);
+	ev_add(&acc, &ev);
+	assert_false(acc.other_known);
 }
 
 static void test_add(void **state)
@@ -158,6 +198,14 @@ static void test_wire(void **state)
 	assert_int_equal(ev_encode(m, &ev), 0);
 	assert_int_equal(ev_decode(m, &d), 0);
 	assert_true(d.sched_known && d.run_delay_ns == 15 && d.steal_us == 16);
+	assert_false(d.other_known); /* not sent: not known (a peer that predates it) */
+	/* other tasks' time on the pinned CPUs travels when it is known */
+	ev.other_known = true;
+	ev.other_us = 18;
+	ctl_msg_init(m, CTL_EVIDENCE);
+	assert_int_equal(ev_encode(m, &ev), 0);
+	assert_int_equal(ev_decode(m, &d), 0);
+	assert_true(d.other_known && d.other_us == 18);
 	assert_false(d.direct_known); /* not sent: not known */
 	/* the direct reads travel when they are known */
 	ev.direct_known = true;
@@ -255,12 +303,13 @@ static void test_real_snapshot(void **state)
 	assert_int_equal(s.nhelpers, 0); /* no ring of ours has an SQ thread */
 	assert_true(s.sched); /* schedstat and /proc/stat read: the run-queue wait and steal are known */
 	assert_true(s.cpu >= 0);
+	assert_true(s.cpu_busy_us > 0); /* this CPU's task time since boot */
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_interval), cmocka_unit_test(test_add), cmocka_unit_test(test_xsk),
+		cmocka_unit_test(test_interval), cmocka_unit_test(test_other_tasks), cmocka_unit_test(test_add), cmocka_unit_test(test_xsk),
 		cmocka_unit_test(test_wire),
 		cmocka_unit_test(test_emit),     cmocka_unit_test(test_real_snapshot),
 	};

@@ -43,7 +43,8 @@ bool cmp_cell_diag(const struct cmp_report *r, const struct cmp_cell *c, bool cl
 /* side_facts - a side's disturbance facts from its evidence; NaN each when not known. */
 static struct dist_side side_facts(const char *name, const struct evidence *ev, bool spins)
 {
-	struct dist_side s = { .side = name, .spins = spins, .cpu_pct = NAN, .runq_pct = NAN, .steal_pct = NAN };
+	struct dist_side s = { .side = name, .spins = spins, .cpu_pct = NAN, .other_pct = NAN, .runq_pct = NAN,
+			       .steal_pct = NAN };
 	double per_thread_ns;
 	uint32_t loops = 0;
 
@@ -63,6 +64,8 @@ static struct dist_side side_facts(const char *name, const struct evidence *ev, 
 		s.runq_pct = (double)ev->run_delay_ns / per_thread_ns * 100;
 		s.steal_pct = (double)ev->steal_us * 1000 / per_thread_ns * 100;
 	}
+	if (ev->other_known)
+		s.other_pct = (double)ev->other_us * 1000 / per_thread_ns * 100;
 	return s;
 }
 

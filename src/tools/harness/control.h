@@ -127,6 +127,7 @@ enum ctl_tag {
 	CTL_T_EV_XSK_RX_RING_FULL,
 	CTL_T_EV_XSK_FILL_EMPTY,
 	CTL_T_EV_XSK_TX_EMPTY,
+	CTL_T_EV_OTHER_US,      /* other tasks' CPU on the loop threads' pinned CPUs (optional: older peers lack it) */
 	/* rr */
 	CTL_T_RR_REQUEST_SIZE = 96,
 	CTL_T_RR_RESPONSE_SIZE,

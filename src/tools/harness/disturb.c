@@ -26,6 +26,9 @@ bool dist_side_explain(const struct dist_side *s, char *buf, size_t len)
 	if (s->spins && isfinite(s->cpu_pct) && s->cpu_pct < DIST_SPIN_MIN_PCT)
 		snprintf(buf, len, "%s: a spinning loop thread got %.0f%% of its CPU (under %.0f%%): other work ran there",
 			 who, s->cpu_pct, DIST_SPIN_MIN_PCT);
+	else if (isfinite(s->other_pct) && s->other_pct >= DIST_OTHER_MAX_PCT)
+		snprintf(buf, len, "%s: other tasks took %.0f%% of its loop threads' pinned CPUs (%.0f%% or more)", who,
+			 s->other_pct, DIST_OTHER_MAX_PCT);
 	else if (isfinite(s->runq_pct) && s->runq_pct >= DIST_RUNQ_MAX_PCT)
 		snprintf(buf, len, "%s: its loop threads waited on a run queue for %.0f%% of the interval (%.0f%% or more)",
 			 who, s->runq_pct, DIST_RUNQ_MAX_PCT);

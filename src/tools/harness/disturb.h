@@ -7,7 +7,9 @@
  *
  * The rules, first match wins (docs/cli.md "When the machine disturbed a run"):
  * a spinning mode (one that never sleeps) whose least-served loop thread got under
- * DIST_SPIN_MIN_PCT of its CPU; loop threads that waited on a run queue for
+ * DIST_SPIN_MIN_PCT of its CPU; other tasks that took DIST_OTHER_MAX_PCT or more
+ * of the loop threads' pinned CPUs (their CPUs' task time less the loop's own);
+ * loop threads that waited on a run queue for
  * DIST_RUNQ_MAX_PCT or more of the interval; steal time of DIST_STEAL_MAX_PCT or
  * more of the interval on the loop threads' CPUs; a closed loop whose transactions
  * per second times mean latency is under DIST_LITTLE_MIN of its flows (Little's
@@ -23,6 +25,7 @@
 #include <busypoll/mode.h>
 
 #define DIST_SPIN_MIN_PCT 90.0    /* a spinning loop thread's CPU, percent of the interval */
+#define DIST_OTHER_MAX_PCT 20.0   /* other tasks on a loop thread's pinned CPU, percent of the interval */
 #define DIST_RUNQ_MAX_PCT 10.0    /* run-queue wait per loop thread, percent of the interval */
 #define DIST_STEAL_MAX_PCT 5.0    /* steal per loop thread's CPU, percent of the interval */
 #define DIST_LITTLE_MIN 0.5       /* tps x mean latency over flows, closed loop */
@@ -32,6 +35,7 @@ struct dist_side {
 	const char *side;         /* "client", "server" */
 	bool spins;               /* its mode never sleeps (dist_mode_spins) */
 	double cpu_pct;           /* the least CPU one of its loop threads got, percent of the interval */
+	double other_pct;         /* other tasks' CPU on its loop threads' pinned CPUs per thread, percent of the interval */
 	double runq_pct;          /* run-queue wait per loop thread, percent of the interval */
 	double steal_pct;         /* steal on its loop threads' CPUs per thread, percent of the interval */
 };

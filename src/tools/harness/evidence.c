@@ -44,15 +44,18 @@ static void thread_comm(int tid, char *comm, size_t len)
 }
 
 /*
- * sched_read - thread tid's run-queue wait (schedstat's 2nd field) and the steal
- * time of the CPU it is on (/proc/stat "cpuN", 8th value, in clock ticks) into s;
- * s->sched false when either cannot be read.
+ * sched_read - thread tid's run-queue wait (schedstat's 2nd field), and of the CPU
+ * it is on (/proc/stat "cpuN", in clock ticks) the steal time (8th value) and the
+ * time every task took there (user, nice, system: interrupts not counted, as they
+ * are no task's) into s, with whether the thread is pinned to that CPU (its
+ * affinity that one CPU); s->sched false when any cannot be read.
  */
 static void sched_read(struct ev_snap *s)
 {
 	char path[64], line[256], want[16];
-	unsigned long long run, wait, st = 0, v[8];
+	unsigned long long run, wait, st = 0, busy = 0, v[8];
 	long hz = sysconf(_SC_CLK_TCK);
+	cpu_set_t set;
 	bool found = false;
 	FILE *f;
 	int n;
@@ -71,6 +74,7 @@ static void sched_read(struct ev_snap *s)
 		    sscanf(line + n, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
 			   &v[6], &v[7]) == 8) {
 			st = v[7];
+			busy = v[0] + v[1] + v[2];
 			found = true;
 		}
 	fclose(f);
@@ -78,6 +82,9 @@ static void sched_read(struct ev_snap *s)
 		return;
 	s->run_delay_ns = wait;
 	s->steal_us = st * 1000000ull / (unsigned long long)hz;
+	s->cpu_busy_us = busy * 1000000ull / (unsigned long long)hz;
+	CPU_ZERO(&set);
+	s->pinned = !sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) == 1 && CPU_ISSET(s->cpu, &set);
 	s->sched = true;
 }
 
@@ -158,6 +165,7 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 	const struct bp_loop_snapshot *x = &a->loop, *y = &b->loop;
 	struct ev_thread own = counted(b->tid, b->comm, sub0(y->utime_us, x->utime_us), sub0(y->stime_us, x->stime_us));
 	bool first = !ev->nthr; /* the first loop thread added */
+	uint64_t own_us = own.cpu_us;
 
 	ev->utime_us += sub0(y->utime_us, x->utime_us);
 	ev->stime_us += sub0(y->stime_us, x->stime_us);
@@ -195,9 +203,17 @@ void ev_add_interval(struct evidence *ev, const struct ev_snap *a, const struct 
 		us = sub0(b->helper[i].cpu_ns, start) / 1000;
 		ev->stime_us += us;
 		ev->helper_cpu_us += us;
+		own_us += us;
 		h = counted(b->helper[i].tid, b->helper[i].comm, 0, us);
 		name_thread(ev, &h);
 	}
+	/* other tasks on its CPU: known only for a thread pinned there at both ends (one that
+	 * can move shares its CPU's time with nothing in particular); the CPU's task time less
+	 * the loop's own and its helpers' (an SQPOLL thread elsewhere makes this smaller, never
+	 * larger) */
+	ev->other_known = (first || ev->other_known) && a->sched && b->sched && a->pinned && b->pinned &&
+			  a->cpu == b->cpu;
+	ev->other_us += sub0(sub0(b->cpu_busy_us, a->cpu_busy_us), own_us);
 }
 
 void ev_add_napi(struct evidence *ev, uint32_t id)
@@ -263,6 +279,8 @@ void ev_add(struct evidence *acc, const struct evidence *x)
 	acc->sched_known = (empty || acc->sched_known) && x->sched_known;
 	acc->run_delay_ns += x->run_delay_ns;
 	acc->steal_us += x->steal_us;
+	acc->other_known = (empty || acc->other_known) && x->other_known;
+	acc->other_us += x->other_us;
 	acc->direct_known = (empty || acc->direct_known) && x->direct_known;
 	acc->direct_tried += x->direct_tried;
 	acc->direct_hit += x->direct_hit;
@@ -481,6 +499,8 @@ int ev_encode(struct ctl_msg *m, const struct evidence *ev)
 		ctl_put_u64(m, CTL_T_EV_RUN_DELAY_NS, ev->run_delay_ns);
 		ctl_put_u64(m, CTL_T_EV_STEAL_US, ev->steal_us);
 	}
+	if (ev->other_known)
+		ctl_put_u64(m, CTL_T_EV_OTHER_US, ev->other_us);
 	if (ev->direct_known) {
 		ctl_put_u64(m, CTL_T_EV_DIRECT_TRIED, ev->direct_tried);
 		ctl_put_u64(m, CTL_T_EV_DIRECT_HIT, ev->direct_hit);
@@ -517,6 +537,9 @@ int ev_decode(const struct ctl_msg *m, struct evidence *ev)
 			  !ctl_get_u64(m, CTL_T_EV_STEAL_US, &ev->steal_us);
 	if (!ev->sched_known)
 		ev->run_delay_ns = ev->steal_us = 0;
+	ev->other_known = !ctl_get_u64(m, CTL_T_EV_OTHER_US, &ev->other_us);
+	if (!ev->other_known)
+		ev->other_us = 0;
 	ev->direct_known = !ctl_get_u64(m, CTL_T_EV_DIRECT_TRIED, &ev->direct_tried) &&
 			   !ctl_get_u64(m, CTL_T_EV_DIRECT_HIT, &ev->direct_hit) &&
 			   ev->direct_hit <= ev->direct_tried;

@@ -66,6 +66,8 @@ struct ev_snap {
 	uint64_t run_delay_ns;          /* schedstat's 2nd field: time it waited on a run queue */
 	int cpu;                        /* the CPU it ran on when taken */
 	uint64_t steal_us;              /* that CPU's steal time (/proc/stat) */
+	bool pinned;                    /* its affinity is that one CPU (then cpu_busy_us means something) */
+	uint64_t cpu_busy_us;           /* that CPU's task time, every task's (/proc/stat user+nice+system) */
 	char comm[EV_COMM_LEN];
 	uint8_t xsk;                    /* enum ev_xsk: the loop's AF_XDP socket, if any */
 	int nhelpers;
@@ -104,6 +106,11 @@ struct evidence {
 	bool sched_known;
 	uint64_t run_delay_ns;    /* loop threads' run-queue wait, summed */
 	uint64_t steal_us;        /* steal on the loop threads' CPUs, summed per thread */
+	/* other tasks' CPU time on the loop threads' pinned CPUs (their CPUs' task time less
+	 * the loop threads' and their helpers'), summed per thread; known only while every
+	 * loop thread was pinned and read at both ends; optional on the wire */
+	bool other_known;
+	uint64_t other_us;
 	/* the loops' direct reads (core/loop.c; bp_loop_counters): optional on the wire, so a
 	 * peer that predates them leaves them not known (direct_known false, json null) */
 	bool direct_known;
