@@ -99,6 +99,15 @@ static const char *const CHECKER =
 	"        if not n or sorted({x['end'] for x in n}) != ['client', 'server']: fail('napi_ran_at ends: ' + str(n))\n"
 	"        if any(not x['defer_hard_irqs'] or not x['irq_suspend_timeout_ns'] for x in n):\n"
 	"            fail('napi_ran_at is not the suspend mode\\'s settings: ' + str(n))\n"
+	"elif what == 'end-b':\n"
+	"    e = json.load(open(files[0]))['ends'][1]\n"
+	"    n, want = e['napi'][0], tuple(int(x) for x in files[1:4])\n"
+	"    got = (n['defer_hard_irqs'], n['gro_flush_timeout_ns'], n['irq_suspend_timeout_ns'])\n"
+	"    if got != want: fail('the header shows B as %s, not as restored %s' % (got, want))\n"
+	"    for k, v in (('sysctl_busy_poll', files[4]), ('sysctl_busy_read', files[5])):\n"
+	"        if v == 'null':\n"
+	"            if e[k] is not None or not e['sysctl_note']: fail('%s: %r, note %r: not readable there, null and why' % (k, e[k], e['sysctl_note']))\n"
+	"        elif e[k] != int(v): fail('%s: %r, B has %s' % (k, e[k], v))\n"
 	"elif what == 'perf':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    if len(d['sweep']) != 2: fail('not one point per configuration: %d' % len(d['sweep']))\n"
@@ -226,6 +235,30 @@ static void napi_values(int side, struct bp_napi_info *n)
 	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&h.tb, side) == 0, "%s", bp_last_error());
 	BPT_CHECK(bp_napi_get(id, n) == 0, "%s", bp_last_error());
 	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
+}
+
+/*
+ * host_sysctl - net.core.NAME as the host holds it, into buf: busy_poll and busy_read are
+ * the first network namespace's alone (B, a namespace, has no such file; its agent reads
+ * them in the first one), read here where the test runs; "null" where it cannot be read.
+ */
+static void host_sysctl(const char *name, char *buf, size_t len)
+{
+	char path[96];
+	int err = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/core/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		err = errno;
+	else if (!fgets(buf, (int)len, f))
+		err = EIO;
+	if (f)
+		fclose(f);
+	if (err)
+		snprintf(buf, len, "null");
+	buf[strcspn(buf, "\n")] = 0;
 }
 
 static bool same_napi(const struct bp_napi_info *a, const struct bp_napi_info *b)
@@ -434,6 +467,32 @@ static void header_after_restore(const struct bp_napi_info *a0)
 	printf("ok: compare and its agent SIGKILLed: the next header shows A's NAPI as restored\n");
 }
 
+/*
+ * the header describes the run that ran, on end B: after the standing agent was SIGKILLed
+ * mid-run and started again (restoring from its journal), the next compare's header shows
+ * B's NAPI as restored, not as the dead session left it, and B's net.core.busy_poll and
+ * busy_read as its host holds them (the first namespace's: B has none of its own), or null
+ * with why where they cannot be read; never -1
+ */
+static void header_after_agent_restart(const struct bp_napi_info *b0)
+{
+	const char *plain[] = { "--modes", "epoll:block", "--format", "json", "-q", NULL };
+	char out[96], log[96], dhi[24], gft[24], ist[24], bp[24], br[24], cmd[600];
+
+	path_in(out, sizeof(out), "after-agent.json");
+	path_in(log, sizeof(log), "after-agent.log");
+	BPT_CHECK(compare_remote(false, plain, out, log, 60000) == 0, "compare after the agent's restart: %s", said(log));
+	snprintf(dhi, sizeof(dhi), "%u", b0->defer_hard_irqs);
+	snprintf(gft, sizeof(gft), "%llu", (unsigned long long)b0->gro_flush_timeout_ns);
+	snprintf(ist, sizeof(ist), "%llu", (unsigned long long)b0->irq_suspend_timeout_ns);
+	host_sysctl("busy_poll", bp, sizeof(bp));
+	host_sysctl("busy_read", br, sizeof(br));
+	snprintf(cmd, sizeof(cmd), "python3 '%s' end-b '%s' %s %s %s %s %s", checker, out, dhi, gft, ist, bp, br);
+	BPT_CHECK(system(cmd) == 0, "end B in the header after the agent's restart (%s)", out);
+	printf("ok: after the agent's restart the header shows B's NAPI as restored and its host's sysctls "
+	       "(%s, %s)\n", bp, br);
+}
+
 /* 3. restore: normal end, compare SIGKILLed, the agent SIGKILLed and restarted */
 static void restores(void)
 {
@@ -502,6 +561,7 @@ static void restores(void)
 		  "the restarted agent did not restore");
 	BPT_CHECK(wait_napi(1, &b0, true, 5000), "B's NAPI not restored by the restarted agent");
 	printf("ok: the agent SIGKILLed mid-run and started again: B's NAPI restored from its journal\n");
+	header_after_agent_restart(&b0);
 }
 
 /*
