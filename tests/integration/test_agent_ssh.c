@@ -6,7 +6,8 @@
  *     report of B's veth end, which says it has no IRQs (a virtual device) because
  *     the agent, like any program sshd starts in B, sees B's sysfs;
  *   - a standing agent in B (--listen, the key) gives the same report, asked by
- *     the device's address this time: both paths speak the same protocol;
+ *     the device's address this time: both paths speak the same protocol; with it
+ *     the device's GRO and TSO as B has them (the diagnosis's facts);
  *   - a change made through ssh, then the ssh client SIGKILLed mid-session: sshd
  *     drops the session, the agent sees its stdin end and restores the NAPI's
  *     settings (read back from the kernel), its journal removed.
@@ -68,7 +69,7 @@ static void over_ssh(void)
 
 	ssh_agent(&c);
 	BPT_CHECK(c.hello.pid > 0 && c.hello.kernel[0], "the agent's HELLO_OK");
-	BPT_CHECK(agent_path(&c, h.tb.dev[1], NULL, &report_ssh, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(agent_path(&c, h.tb.dev[1], NULL, &report_ssh, NULL, err, sizeof(err)) == 0, "%s", err);
 	BPT_CHECK(!strcmp(report_ssh.driver.driver, "veth"), "driver %s", report_ssh.driver.driver);
 	BPT_CHECK(!strncmp(report_ssh.why[BP_PATH_IRQS], "no IRQs: bpvb is a virtual device", 33), "%s",
 		  report_ssh.why[BP_PATH_IRQS]);
@@ -84,6 +85,7 @@ static void over_tcp(void)
 	struct agent_remote_opts o;
 	struct bpt_agent a;
 	struct agent_conn c;
+	struct aw_features feat;
 	int home;
 
 	snprintf(listen, sizeof(listen), "%s:0", h.tb.addr[1]);
@@ -94,13 +96,16 @@ static void over_tcp(void)
 	snprintf(o.key_file, sizeof(o.key_file), "%s", key);
 	BPT_CHECK(bp_netns_save(&home) == 0 && bp_testbed_enter(&h.tb, 0) == 0, "%s", bp_last_error());
 	BPT_CHECK(agent_open(&c, &o, err, sizeof(err)) == 0, "%s", err);
-	BPT_CHECK(agent_path(&c, NULL, h.tb.addr[1], &report_tcp, err, sizeof(err)) == 0, "%s", err);
+	BPT_CHECK(agent_path(&c, NULL, h.tb.addr[1], &report_tcp, &feat, err, sizeof(err)) == 0, "%s", err);
 	agent_close(&c, NULL, NULL, 0);
 	BPT_CHECK(bp_netns_restore(home) == 0, "%s", bp_last_error());
 	/* the same report whichever way in (and by device or by its address) */
 	BPT_CHECK(!memcmp(&report_ssh, &report_tcp, sizeof(report_ssh)), "the two paths' reports differ");
+	/* the device's GRO and TSO as B has them: the bed's veth, GRO on and TSO off */
+	BPT_CHECK(feat.gro == DIAG_ON && feat.tso == DIAG_OFF, "B's GRO %d and TSO %d, not on (1) and off (0)",
+		  feat.gro, feat.tso);
 	BPT_CHECK(bpt_agent_end(&a, SIGTERM, 5000) == 0, "the standing agent's exit");
-	printf("ok: a standing agent in B gives the same report over TCP with the key\n");
+	printf("ok: a standing agent in B gives the same report over TCP with the key, B's GRO and TSO\n");
 }
 
 static void client_killed(void)

@@ -6,6 +6,8 @@
  *     standing agent with the key, gives the same csv columns and json cell keys
  *     as the local compare on a test bed, and the busy-poll mode's proof
  *     (BusyPollRxPackets per transaction) on both ends, by either path;
+ *   - the diagnosis on B: TSO on over veth, the server's line names it on B's device
+ *     (the agent reads its device's GRO and TSO; the header shows both ends');
  *   - coalescing on veth: --coalesce rx-usecs=0 and --coalesce-matrix say, in the
  *     header and in json, that neither end can change it, and the run completes;
  *   - --rates through the agent: a cell per offered rate (the open loop is the
@@ -80,8 +82,14 @@ static const char *const CHECKER =
 	"            if r['setting'] != 'as found' and (r['applied'] or not r['result'].startswith('not applied')):\n"
 	"                fail(str(r))\n"
 	"        if not e['served_napi_ids'] or not e['napi']: fail('no NAPI: ' + str(e))\n"
+	"        if (e['gro'], e['tso']) != (True, False): fail('the bed is GRO on, TSO off: ' + str((e['gro'], e['tso'])))\n"
 	"    if any(c['failed'] for c in d['cells']): fail('a cell failed')\n"
 	"    if not d['remote']['restored_server']: fail('B restored nothing: ' + str(d['remote']))\n"
+	"elif what == 'tso':\n"
+	"    d = json.load(open(files[0]))\n"
+	"    if d['ends'][1]['tso'] is not True: fail('B reports TSO %r, it is on' % d['ends'][1]['tso'])\n"
+	"    w = d['cells'][0]['diagnosis']['server']\n"
+	"    if not w or not w.startswith('server on the remote host: TSO is on for bpvb'): fail('server diagnosis: %r' % w)\n"
 	"elif what == 'rates':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    got = [(c['offered_rate'], c['closed_loop'], c['failed']) for c in d['cells']]\n"
@@ -352,6 +360,36 @@ static void columns_and_proof(void)
 	BPT_CHECK(compare_remote(false, json, rjson, err, 60000) == 0, "compare --remote --format json");
 	check("keys", ljson, rjson);
 	printf("ok: compare --remote to a standing agent with the key: the same columns and json keys, the proof\n");
+}
+
+/* tso - TSO on or off on both ends' veth (in each namespace), by ethtool as a user does it. */
+static void tso(bool on)
+{
+	char cmd[200];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "ip netns exec %s ethtool -K %s tso %s", h.tb.ns[i], h.tb.dev[i],
+			 on ? "on" : "off");
+		BPT_CHECK(system(cmd) == 0, "%s failed", cmd);
+	}
+}
+
+/*
+ * 1b. the diagnosis on the remote end: with TSO on over veth, a busy-poll cell shows no busy
+ * polling, and the server's line names TSO on B's device, a fact only B's agent can read
+ */
+static void remote_tso(void)
+{
+	char out[96], err[96];
+	const char *busy[] = { "--modes", BUSY, "--format", "json", "-q", NULL };
+
+	path_in(out, sizeof(out), "tso.json");
+	path_in(err, sizeof(err), "tso.err");
+	tso(true);
+	BPT_CHECK(compare_remote(false, busy, out, err, 60000) == 0, "compare --remote with TSO on: %s", said(err));
+	tso(false);
+	check("tso", out, NULL);
+	printf("ok: TSO on over veth: the server's diagnosis names TSO on B's device, as B's agent read it\n");
 }
 
 /* 2. coalescing on veth: said so, and the run completes */
@@ -678,6 +716,7 @@ int main(void)
 	start_standing();
 
 	columns_and_proof();
+	remote_tso();
 	coalescing_on_veth();
 	rates_through_the_agent();
 	restores();

@@ -337,6 +337,44 @@ static void test_hello_sysctl_unknown(void **state)
 	assert_true(got.sysctl_why[0] != 0);
 }
 
+/*
+ * test_path_features - the device's GRO and TSO beside a path report: each sent only when
+ * read, so an unreadable one (and an agent that predates them) is unknown, never off; a
+ * value not 0 or 1 does not decode. The agent's own reply carries them for a device it reads.
+ */
+static void test_path_features(void **state)
+{
+	struct aw_features f = { .gro = DIAG_ON, .tso = DIAG_OFF }, got;
+	uint64_t v;
+	bool end = false;
+
+	(void)state;
+	ctl_msg_init(&m, CTL_PATH);
+	aw_features_put(&m, &f);
+	assert_int_equal(aw_features_get(&m, &got), 0);
+	assert_true(got.gro == DIAG_ON && got.tso == DIAG_OFF);
+	ctl_msg_init(&m, CTL_PATH);
+	f.gro = DIAG_UNKNOWN;
+	f.tso = DIAG_ON;
+	aw_features_put(&m, &f);
+	assert_int_equal(ctl_get_u64(&m, CTL_T_P_GRO, &v), -ENOENT);
+	assert_int_equal(aw_features_get(&m, &got), 0);
+	assert_true(got.gro == DIAG_UNKNOWN && got.tso == DIAG_ON);
+	ctl_msg_init(&m, CTL_PATH);
+	ctl_put_u64(&m, CTL_T_P_TSO, 2);
+	assert_int_equal(aw_features_get(&m, &got), -EPROTO);
+	/* the agent's reply for loopback: read there, so known */
+	session_start(&s, &cfg, "unit");
+	req(CTL_PATH_REPORT);
+	ctl_put_text(&m, CTL_T_DEV, "lo");
+	ask(&end);
+	assert_int_equal(reply.type, CTL_PATH);
+	assert_int_equal(aw_features_get(&reply, &got), 0);
+	assert_true(got.gro != DIAG_UNKNOWN && got.tso != DIAG_UNKNOWN);
+	req(CTL_BYE);
+	ask(&end);
+}
+
 static int setup(void **state)
 {
 	bpt_tmpdir("test-session", dir, sizeof(dir));
@@ -352,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_answers),
 		cmocka_unit_test(test_failed_change_leaves_nothing),
 		cmocka_unit_test(test_hello_sysctl_unknown),
+		cmocka_unit_test(test_path_features),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -17,6 +17,7 @@
 
 #include "tools/agent/session.h"
 #include "tools/common/cmd.h"
+#include "tools/harness/devfeat.h"
 #include "tools/harness/evidence.h"
 #include "tools/link/agent_wire.h"
 #include "tools/common/napi_show.h"
@@ -286,6 +287,7 @@ static int dev_of_addr(const char *text, char dev[IFNAMSIZ], char *err, size_t e
 static void do_path(const struct ctl_msg *in, struct ctl_msg *out)
 {
 	static struct bp_path_report r; /* one request at a time */
+	struct aw_features feat;
 	char dev[IFNAMSIZ], addr[128], err[256];
 	int rc;
 
@@ -302,6 +304,8 @@ static void do_path(const struct ctl_msg *in, struct ctl_msg *out)
 		return;
 	}
 	aw_path_put(out, &r);
+	devfeat_read(dev, &feat.gro, &feat.tso);
+	aw_features_put(out, &feat);
 	if (out->overflow)
 		ctl_error_msg(out, EMSGSIZE, "the path report of %s does not fit one message", dev);
 }

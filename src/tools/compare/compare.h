@@ -155,6 +155,7 @@ struct cmp_end {
 	int nnapi;
 	uint32_t served[EV_MAX_NAPI]; /* the NAPIs its flows were served by (evidence) */
 	int nserved;
+	enum diag_tri gro, tso;    /* its device's, as its host read them (DIAG_UNKNOWN: could not) */
 };
 
 /* The path one side's flows take, for the diagnosis (diag.c): found once per run. */

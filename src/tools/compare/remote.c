@@ -168,6 +168,7 @@ static int local_end(struct cmp_report *r, char *err, size_t errlen)
 		return rc;
 	}
 	fill_end(e, &p);
+	devfeat_read(dev, &e->gro, &e->tso);
 	return 0;
 }
 
@@ -176,25 +177,29 @@ static int remote_end(struct cmp_report *r, struct agent_conn *a, char *err, siz
 {
 	static struct bp_path_report p;
 	struct cmp_end *e = &r->ends[1];
+	struct aw_features feat;
 	int rc;
 
 	snprintf(e->role, sizeof(e->role), "server");
+	e->gro = e->tso = DIAG_UNKNOWN;
 	snprintf(e->host, sizeof(e->host), "%s", a->hello.hostname);
 	snprintf(e->kernel, sizeof(e->kernel), "%s", a->hello.kernel);
 	e->busy_poll = a->hello.busy_poll;
 	e->busy_read = a->hello.busy_read;
 	snprintf(e->sysctl_why, sizeof(e->sysctl_why), "%s", a->hello.sysctl_why);
 	snprintf(e->addr, sizeof(e->addr), "%s", r->opts.server_ip);
-	if ((rc = agent_path(a, NULL, r->opts.server_ip, &p, err, errlen)))
+	if ((rc = agent_path(a, NULL, r->opts.server_ip, &p, &feat, err, errlen)))
 		return rc;
 	fill_end(e, &p);
+	e->gro = feat.gro;
+	e->tso = feat.tso;
 	return 0;
 }
 
 /*
  * path_facts - each end's path for the diagnosis: its device (veth by its driver),
- * NAPIs and threaded NAPI as its host reports them; GRO and TSO read here for this
- * host's device, not known for the other's (the agent does not report them).
+ * NAPIs, threaded NAPI, GRO and TSO as its host reports them (the agent reads the
+ * remote device's; one that predates that leaves them not known).
  */
 static void path_facts(struct cmp_report *r)
 {
@@ -203,16 +208,29 @@ static void path_facts(struct cmp_report *r)
 		struct cmp_path *p = &r->pathf[i];
 
 		*p = (struct cmp_path){ .where = i ? "remote host" : "local host", .veth = !strcmp(e->driver, "veth"),
-					.napis = e->valid ? e->nnapi : -1, .gro = DIAG_UNKNOWN, .tso = DIAG_UNKNOWN,
+					.napis = e->valid ? e->nnapi : -1, .gro = e->gro, .tso = e->tso,
 					.threaded = e->nnapi ? DIAG_OFF : DIAG_UNKNOWN };
 		memcpy(p->dev, e->dev, sizeof(p->dev)); /* both IFNAMSIZ, terminated */
 		p->dev[sizeof(p->dev) - 1] = '\0';
 		for (int k = 0; k < e->nnapi; k++)
 			if (e->napi[k].threaded)
 				p->threaded = DIAG_ON;
-		if (!i)
-			devfeat_read(e->dev, &p->gro, &p->tso);
 	}
+}
+
+/* tri_text - a device feature for the header: "on", "off", "unknown". */
+static const char *tri_text(enum diag_tri t)
+{
+	return t == DIAG_ON ? "on" : t == DIAG_OFF ? "off" : "unknown";
+}
+
+/* em_tri - a device feature in json: true, false, or null when not known. */
+static void em_tri(struct emit *e, const char *key, enum diag_tri t)
+{
+	if (t == DIAG_UNKNOWN)
+		em_null(e, key);
+	else
+		em_bool(e, key, t == DIAG_ON);
 }
 
 /* ---- the run ---- */
@@ -473,6 +491,7 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 			if (e->coal_run[c][0])
 				fprintf(out, "  %s coalescing for the run%s%s: %s\n", e->role, r->ncoal > 1 ? " at " : "",
 					r->ncoal > 1 ? r->coal_label[c] : "", e->coal_run[c]);
+		fprintf(out, "  %s %s: GRO %s, TSO %s\n", e->role, e->dev, tri_text(e->gro), tri_text(e->tso));
 		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n", e->role,
 			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)),
 			e->sysctl_why[0] ? " (" : "", e->sysctl_why, e->sysctl_why[0] ? ")" : "");
@@ -559,6 +578,8 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		}
 		em_array_end(e);
 		em_end(e);
+		em_tri(e, "gro", x->gro);
+		em_tri(e, "tso", x->tso);
 		em_known_int(e, "sysctl_busy_poll", x->busy_poll);
 		em_known_int(e, "sysctl_busy_read", x->busy_read);
 		em_known_string(e, "sysctl_note", x->sysctl_why, sizeof(x->sysctl_why)); /* why one is null */

@@ -91,6 +91,7 @@ static const uint8_t ctl_tags[256] = {
 	[CTL_T_P_Q_TX] = CTL_K_U64, [CTL_T_P_NAPI] = CTL_K_RECORD, [CTL_T_P_IRQ] = CTL_K_RECORD,
 	[CTL_T_P_I_IRQ] = CTL_K_U64, [CTL_T_P_I_NAME] = CTL_K_TEXT, [CTL_T_P_I_AFFINITY] = CTL_K_TEXT,
 	[CTL_T_P_I_EFFECTIVE] = CTL_K_TEXT, [CTL_T_P_SECTION] = CTL_K_RECORD, [CTL_T_P_S_ID] = CTL_K_U64,
+	[CTL_T_P_GRO] = CTL_K_U64, [CTL_T_P_TSO] = CTL_K_U64,
 };
 
 const char *ctl_type_name(unsigned type)

@@ -206,6 +206,8 @@ enum ctl_tag {
 	CTL_T_P_I_EFFECTIVE,    /* text */
 	CTL_T_P_SECTION,        /* record, repeated: P_S_ID, ERRNO, REASON (a section's result) */
 	CTL_T_P_S_ID,
+	CTL_T_P_GRO,            /* u64 0/1: the device's GRO (optional: unreadable, or an older agent) */
+	CTL_T_P_TSO,            /* u64 0/1: its TSO (optional, as GRO) */
 };
 
 /* Flags (CTL_T_FLAGS). */

@@ -225,6 +225,37 @@ int aw_path_get(const struct ctl_msg *m, struct bp_path_report *r)
 	return napis == (r->n_napi < BP_PATH_MAX ? r->n_napi : BP_PATH_MAX) ? 0 : -EPROTO;
 }
 
+/* ---- the device's GRO and TSO ---- */
+
+void aw_features_put(struct ctl_msg *m, const struct aw_features *f)
+{
+	if (f->gro != DIAG_UNKNOWN)
+		ctl_put_u64(m, CTL_T_P_GRO, f->gro == DIAG_ON);
+	if (f->tso != DIAG_UNKNOWN)
+		ctl_put_u64(m, CTL_T_P_TSO, f->tso == DIAG_ON);
+}
+
+/* feature_get - one feature from m: absent DIAG_UNKNOWN; 0 or -EPROTO (not 0 or 1). */
+static int feature_get(const struct ctl_msg *m, uint16_t tag, enum diag_tri *t)
+{
+	uint64_t v;
+
+	*t = DIAG_UNKNOWN;
+	if (ctl_get_u64(m, tag, &v))
+		return 0;
+	if (v > 1)
+		return -EPROTO;
+	*t = v ? DIAG_ON : DIAG_OFF;
+	return 0;
+}
+
+int aw_features_get(const struct ctl_msg *m, struct aw_features *f)
+{
+	if (feature_get(m, CTL_T_P_GRO, &f->gro) || feature_get(m, CTL_T_P_TSO, &f->tso))
+		return -EPROTO;
+	return 0;
+}
+
 /* ---- the agent's HELLO_OK ---- */
 
 void aw_hello_put(struct ctl_msg *m, const struct aw_hello *h)

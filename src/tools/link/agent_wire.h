@@ -18,6 +18,7 @@
 #include <busypoll/nic.h>
 
 #include "tools/harness/control.h"
+#include "tools/harness/diagnose.h"
 
 #define AW_MAX_CPUS 256
 
@@ -36,6 +37,20 @@ int aw_napi_get(const uint8_t *val, size_t len, struct bp_napi_info *n);
 void aw_path_put(struct ctl_msg *m, const struct bp_path_report *r);
 /* aw_path_get - the report from m: 0, or -EPROTO (a field missing or out of range). */
 int aw_path_get(const struct ctl_msg *m, struct bp_path_report *r);
+
+/*
+ * The device's GRO and TSO beside its path report, for the diagnosis
+ * (tools/harness/diagnose.h): each sent only when read (DIAG_ON, DIAG_OFF), so an
+ * unreadable one and an agent that predates them both leave it DIAG_UNKNOWN.
+ */
+struct aw_features {
+	enum diag_tri gro, tso;
+};
+
+/* aw_features_put - f's known features into m (after aw_path_put). */
+void aw_features_put(struct ctl_msg *m, const struct aw_features *f);
+/* aw_features_get - the features from m: 0 (absent ones DIAG_UNKNOWN), or -EPROTO (a value not 0 or 1). */
+int aw_features_get(const struct ctl_msg *m, struct aw_features *f);
 
 /* ---- the agent's HELLO_OK ---- */
 

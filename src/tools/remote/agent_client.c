@@ -465,8 +465,8 @@ void agent_server_session(struct agent_conn *a, uint64_t id, struct agent_relay 
 
 /* ---- reading and changing ---- */
 
-int agent_path(struct agent_conn *a, const char *dev, const char *addr, struct bp_path_report *r, char *err,
-	       size_t errlen)
+int agent_path(struct agent_conn *a, const char *dev, const char *addr, struct bp_path_report *r,
+	       struct aw_features *feat, char *err, size_t errlen)
 {
 	struct ctl_msg *m = msgs(CTL_PATH_REPORT, err, errlen);
 	int ret;
@@ -478,7 +478,7 @@ int agent_path(struct agent_conn *a, const char *dev, const char *addr, struct b
 	else
 		ctl_put_text(&m[0], CTL_T_ADDR, addr);
 	ret = call(a, m, CTL_PATH, err, errlen);
-	if (!ret && aw_path_get(&m[1], r)) {
+	if (!ret && (aw_path_get(&m[1], r) || (feat && aw_features_get(&m[1], feat)))) {
 		snprintf(err, errlen, "%s: a path report that does not decode", a->where);
 		ret = -EPROTO;
 	}

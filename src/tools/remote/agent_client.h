@@ -126,9 +126,13 @@ struct agent_relay {
  */
 void agent_server_session(struct agent_conn *a, uint64_t id, struct agent_relay *rl, struct ctl_session *s);
 
-/* agent_path - the path report of dev, or (dev NULL) of the device that has addr. 0 or -errno. */
-int agent_path(struct agent_conn *a, const char *dev, const char *addr, struct bp_path_report *r, char *err,
-	       size_t errlen);
+/*
+ * agent_path - the path report of dev, or (dev NULL) of the device that has addr, and
+ * (feat not NULL) the device's GRO and TSO as the agent read them (DIAG_UNKNOWN each
+ * that it could not, or from an agent that predates them). 0 or -errno.
+ */
+int agent_path(struct agent_conn *a, const char *dev, const char *addr, struct bp_path_report *r,
+	       struct aw_features *feat, char *err, size_t errlen);
 /*
  * agent_coalesce - dev's coalescing into *now, after changing it to set first
  * (a "rx-usecs=0,..." list; NULL: read only). 0; -EOPNOTSUPP when the driver has
