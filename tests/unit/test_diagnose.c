@@ -6,6 +6,7 @@
  * not; each broken fact, alone on that path, gives its own cause and fix.
  */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,7 +25,7 @@ static struct diag_facts good(void)
 		.busy_poll_mode = true, .mode_usecs = 50, .bprx_per_tx = 0,
 		.dev_napis = 1, .served_napis = 1, .gro = DIAG_ON, .tso = DIAG_OFF,
 		.threaded = DIAG_OFF, .sysctl_busy_poll = 0, .sysctl_busy_read = 0,
-		.flows = 1, .threads = 1,
+		.flows = 1, .threads = 1, .mean_us = 20, .served_id = 8193,
 	};
 	return f;
 }
@@ -77,6 +78,9 @@ static void no_time(struct diag_facts *f) { f->mode_usecs = 0; }
 static void suspend_zero(struct diag_facts *f) { f->suspend_mode = true; f->mode_usecs = 0; f->sysctl_busy_poll = 50; }
 static void threaded(struct diag_facts *f) { f->threaded = DIAG_ON; }
 static void many_flows(struct diag_facts *f) { f->flows = 4; }
+static void short_timeout(struct diag_facts *f) { f->mode_usecs = 10; f->mean_us = 40; }
+static void short_sysctl(struct diag_facts *f) { f->mode_usecs = 0; f->sysctl_busy_read = 10; f->mean_us = 40; }
+static void many_queues(struct diag_facts *f) { f->served_napis = 2; f->flows = 2; }
 
 static const struct rule_case rules[] = {
 	{ "loopback: no NAPI", no_napi, "lo has no NAPI", "device with NAPI" },
@@ -89,7 +93,35 @@ static const struct rule_case rules[] = {
 	{ "suspend with usecs=0", suspend_zero, "usecs=0", "usecs=30" },
 	{ "threaded NAPI", threaded, "threaded NAPI is on for va", "/sys/class/net/va/threaded" },
 	{ "more flows than threads", many_flows, "4 flows on 1 thread", "one flow per thread" },
+	{ "a timeout shorter than a transaction", short_timeout, "busy-poll timeout (10 us) is shorter than a "
+	  "transaction (40 us on average)", "usecs=80" },
+	{ "the sysctl's timeout, the mode giving none", short_sysctl, "busy-poll timeout (10 us)", "usecs=80" },
+	{ "the flows on more queues than threads", many_queues, "arrive on 2 queues (NAPIs) of va for 1 loop thread",
+	  "one queue per thread" },
 };
+
+/* The facts a line without a cause went by: the queue the flows arrive on, the budget and the timeout. */
+static void no_cause_says_its_facts(void **state)
+{
+	struct diag_facts f = good();
+	char buf[512];
+
+	(void)state;
+	f.mode_budget = 16;
+	if (!diag_explain(&f, buf, sizeof(buf)) ||
+	    !strstr(buf, "the flows arrive on NAPI 8193; busy-poll budget 16, timeout 50 us"))
+		fail_msg("the line without a cause names the queue, budget and timeout: got '%s'", buf);
+	f.mode_budget = 0;
+	f.served_id = 0;
+	f.mode_usecs = f.mean_us = 40; /* the bound itself: a wait as long as a transaction */
+	if (!diag_explain(&f, buf, sizeof(buf)) ||
+	    !strstr(buf, "the flows arrive on not known; busy-poll budget 8, timeout 40 us"))
+		fail_msg("a timeout as long as a transaction is no cause; the kernel's budget 8: got '%s'", buf);
+	f.mode_usecs = 10;
+	f.mean_us = NAN;
+	if (!diag_explain(&f, buf, sizeof(buf)) || !strstr(buf, "no cause found"))
+		fail_msg("a latency not known blames no timeout: got '%s'", buf);
+}
 
 static void each_cause_named(void **state)
 {
@@ -138,6 +170,7 @@ int main(void)
 		cmocka_unit_test(no_line_when_busy_polling_ran),
 		cmocka_unit_test(correct_path_says_no_cause),
 		cmocka_unit_test(each_cause_named),
+		cmocka_unit_test(no_cause_says_its_facts),
 		cmocka_unit_test(unknown_facts_fire_nothing),
 		cmocka_unit_test(short_buffer_terminated),
 	};

@@ -11,6 +11,14 @@
 #include "tools/compare/compare.h"
 #include "tools/harness/disturb.h"
 
+/* served_id - a NAPI the side's flows were served by, as its end's evidence said (0: not known). */
+static uint32_t served_id(const struct cmp_report *r, bool client)
+{
+	const struct cmp_end *e = &r->ends[client ? 0 : 1];
+
+	return e->nserved > 0 ? e->served[0] : 0;
+}
+
 bool cmp_cell_diag(const struct cmp_report *r, const struct cmp_cell *c, bool client, char *buf, size_t len)
 {
 	const struct cmp_path *p = &r->pathf[client ? 0 : 1];
@@ -23,9 +31,12 @@ bool cmp_cell_diag(const struct cmp_report *r, const struct cmp_cell *c, bool cl
 		.busy_poll_mode = client ? c->busy_poll_mode_client : c->busy_poll_mode_server,
 		.suspend_mode = m->policy == BP_POLICY_SUSPEND,
 		.mode_usecs = m->busy_usecs, /* napi, suspend; sqpoll's napi=N */
+		.mode_budget = m->budget,
+		.mean_us = c->lat_us[1] > 0 ? c->lat_us[1] : NAN,
 		.bprx_per_tx = client ? c->bprx_client_per_tx : c->bprx_server_per_tx,
 		.dev_napis = p->napis,
 		.served_napis = client ? c->served_client : c->served_server,
+		.served_id = served_id(r, client),
 		.gro = p->gro, .tso = p->tso, .threaded = p->threaded,
 		.sysctl_busy_poll = r->remote && !client ? r->ends[1].busy_poll : r->sysctl_busy_poll,
 		.sysctl_busy_read = r->remote && !client ? r->ends[1].busy_read : r->sysctl_busy_read,

@@ -12,8 +12,12 @@
  * device (loopback), TSO on
  * (TSO-sized packets skip the veth NAPI), sockets with no NAPI id, no busy-poll
  * time (the mode gives none and net.core.busy_poll/busy_read are 0), a suspend
- * mode with usecs=0, threaded NAPI (its kthread takes the packets first), more
- * flows than threads (work always ready). None of these: says so.
+ * mode with usecs=0, threaded NAPI (its kthread takes the packets first), a
+ * busy-poll timeout shorter than the transaction's mean latency (each wait stops
+ * polling before the packet comes), the flows arriving on more queues (NAPIs) than
+ * the side has threads (a loop busy-polls one NAPI at a time), more flows than
+ * threads (work always ready). None of these: says so, with the facts it went by
+ * (the NAPI the flows arrive on, the busy-poll budget and timeout).
  */
 #ifndef BP_TOOLS_HARNESS_DIAGNOSE_H
 #define BP_TOOLS_HARNESS_DIAGNOSE_H
@@ -36,9 +40,12 @@ struct diag_facts {
 	bool busy_poll_mode;       /* the side ran a busy-poll mode (napi, suspend, busy-poll) */
 	bool suspend_mode;         /* ... an IRQ-suspend one */
 	uint32_t mode_usecs;       /* the busy-poll time the mode sets itself (0: none) */
+	uint32_t mode_budget;      /* packets per busy poll the mode sets (0: the kernel's, 8) */
+	double mean_us;            /* the transaction's mean latency (NaN unknown) */
 	double bprx_per_tx;        /* TcpExt BusyPollRxPackets per transaction measured */
 	int dev_napis;             /* NAPIs the device has (-1 unknown) */
 	int served_napis;          /* distinct NAPI ids the side's sockets were served by (-1 unknown) */
+	uint32_t served_id;        /* one of them: the queue the flows arrive on (0 unknown) */
 	enum diag_tri gro, tso, threaded;
 	int sysctl_busy_poll, sysctl_busy_read; /* net.core.*, -1 unknown */
 	int flows, threads;        /* the cell's flows and the side's loop threads */
