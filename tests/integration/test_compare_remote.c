@@ -17,6 +17,9 @@
  *     a normal end, after compare is SIGKILLed mid-run (its ssh, and its own agent,
  *     see their input end), and after the standing agent is SIGKILLed mid-run and
  *     started again (its journal); the servers it ran are gone each time;
+ *   - tune --remote through the standing agent: the search between the two hosts, the
+ *     server on B proven, the recipe and the coalescing out of the space with why, B
+ *     restored after;
  *   - pingpong --remote --matrix through the standing agent proves the server
  *     busy polled only in its busy row; perf --remote starts each target
  *     configuration on B through ssh and reads its counters.
@@ -90,6 +93,18 @@ static const char *const CHECKER =
 	"    if d['ends'][1]['tso'] is not True: fail('B reports TSO %r, it is on' % d['ends'][1]['tso'])\n"
 	"    w = d['cells'][0]['diagnosis']['server']\n"
 	"    if not w or not w.startswith('server on the remote host: TSO is on for bpvb'): fail('server diagnosis: %r' % w)\n"
+	"elif what == 'tune':\n"
+	"    d = json.load(open(files[0]))\n"
+	"    if not d['remote'] or not d['path'].startswith('two hosts: '): fail('not between two hosts: ' + d['path'])\n"
+	"    if not d['met'] or not d['confirmed']: fail('a 100 ms goal not met and confirmed: %s' % d['verdict'])\n"
+	"    if 'no interrupt coalescing' not in (d['coalescing_note'] or ''): fail('coalescing: %r' % d['coalescing_note'])\n"
+	"    c = {x['label']: x for x in d['candidates']}\n"
+	"    r = [x for x in d['candidates'] if x['role'] == 'tuned-recipe']\n"
+	"    if len(r) != 1 or not r[0]['failed'] or 'not measured with --remote' not in r[0]['error']: fail(str(r))\n"
+	"    s = c.get('epoll:suspend,usecs=30,budget=64,defer=100,gro-flush=20000,suspend=2000000')\n"
+	"    if not s or s['failed'] or not s['samples']: fail('epoll:suspend not measured: ' + str(s))\n"
+	"    if not max(x['busy_poll_rx_per_tx'] for x in s['samples']) >= 0.01: fail('no proof on both ends: ' + str(s['samples']))\n"
+	"    if any(x['coalesce'] for x in d['candidates']): fail('coalescing in the space of a veth path')\n"
 	"elif what == 'rates':\n"
 	"    d = json.load(open(files[0]))\n"
 	"    got = [(c['offered_rate'], c['closed_loop'], c['failed']) for c in d['cells']]\n"
@@ -647,6 +662,34 @@ static void busy_host(void)
 	printf("ok: a host another session holds: the second compare refused before any cell, naming the holder\n");
 }
 
+/*
+ * 6. tune --remote through the standing agent: the search and its confirmation between the
+ * two namespaces, each candidate's server on B; the json says two hosts, the answer met and
+ * confirmed, epoll:suspend proven on both ends (B's server busy polled), tuned's recipe not
+ * measured with why, the coalescing not in the space (veth has none) with why; B's NAPI as
+ * before once it ends
+ */
+static void tune_remote(void)
+{
+	struct bp_napi_info b0;
+	char out[96], err[96];
+	int rc;
+
+	path_in(out, sizeof(out), "tune.json");
+	path_in(err, sizeof(err), "tune.err");
+	napi_values(1, &b0);
+	rc = finish(spawn(h.tb.ns[0], (const char *const[]){ "tune", "--remote", hostport, "--key-file", key,
+							      "--server-addr", h.tb.addr[1], "--goal", "p99=100ms",
+							      "--modes", "epoll:block;epoll:suspend", "--budget", "10s",
+							      "--format", "json", "-q", NULL },
+			   out, err),
+		    120000);
+	BPT_CHECK(rc == 0, "tune --remote exited %d: %s", rc, said(err));
+	check("tune", out, NULL);
+	BPT_CHECK(wait_napi(1, &b0, true, 5000), "B's NAPI not as before after tune --remote");
+	printf("ok: tune --remote: the search and confirmation with the server on B, proven, B restored\n");
+}
+
 /* free_port_in_b - a TCP port nothing in B listens on now (bound to 0 and let go). */
 static uint16_t free_port_in_b(void)
 {
@@ -721,6 +764,7 @@ int main(void)
 	rates_through_the_agent();
 	restores();
 	busy_host();
+	tune_remote();
 	pingpong_and_perf();
 
 	BPT_CHECK(bpt_agent_end(&standing, SIGTERM, 5000) == 0, "the standing agent's exit");

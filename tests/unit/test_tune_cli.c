@@ -119,6 +119,15 @@ static void test_opts(void **state)
 	assert_int_not_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--fix", "usecs"), 0);
 	assert_int_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--rate", "20k"), 0);
 	assert_true(o.rate == 20000 && o.budget_s == 120);
+	/* --remote: compare's rules, the data path's address resolved before any work */
+	assert_int_not_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--server-addr", "127.0.0.1"), 0);
+	assert_non_null(strstr(err, "--server-addr goes with --remote HOST"));
+	assert_int_not_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--remote", "127.0.0.1:1"), 0);
+	assert_non_null(strstr(err, "--key-file"));
+	assert_int_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--remote", "user@127.0.0.1"), 0);
+	assert_string_equal(o.server_ip, "127.0.0.1");
+	assert_int_not_equal(parse(&o, err, sizeof(err), "--goal", "p99=5us", "--remote", "bp-no-such-host.invalid"), 0);
+	assert_non_null(strstr(err, "does not resolve here"));
 }
 
 static void test_fix(void **state)

@@ -285,6 +285,34 @@ extern const struct opt_table cmp_remote_table;
  * with one line in err (the agent unreachable, a setting refused: exit 1).
  */
 int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* One session with both hosts held, for many cells (tune). */
+struct cmp_remote_run;
+/*
+ * cmp_remote_open - the agents reached (the server's, and this end's own as root), both
+ * ends read after their restores and held (r->opts.remote, server_ip; r->ends, path).
+ * *side starts a mode's server on the other host and puts the NAPIs back when it stops
+ * it. 0, or -errno with one line in err (-EBUSY: a host another session holds); either
+ * way *out is to be closed.
+ */
+int cmp_remote_open(struct cmp_report *r, struct cmp_remote_run **out, const struct cmp_side **side, char *err,
+		    size_t errlen);
+/*
+ * cmp_remote_coalesce - both ends' coalescing set to set (NULL: left as it is) as
+ * setting k (r->coal_label[k], each end's coal_run[k]/coal_applied[k]); an end that
+ * cannot change it is said so there. 0, or -errno with err (a change refused).
+ */
+int cmp_remote_coalesce(struct cmp_remote_run *rr, const char *set, int k, char *err, size_t errlen);
+/* cmp_remote_coalesce_found - each end's coalescing that a setting changed put back as found. 0, or -errno with err. */
+int cmp_remote_coalesce_found(struct cmp_remote_run *rr, char *err, size_t errlen);
+/*
+ * cmp_remote_resolve - the data path's address on the other host (server_addr, else
+ * remote's host), in numbers as this host reaches it, into ip. 0, or -EINVAL with one
+ * line in err (exit 2).
+ */
+int cmp_remote_resolve(const struct agent_remote_opts *remote, const char *server_addr, char *ip, size_t iplen,
+		       char *err, size_t errlen);
+/* cmp_remote_close - the agents told goodbye: each restores what it changed (r->restored). 0, or -EIO with err. */
+int cmp_remote_close(struct cmp_remote_run *rr, char *err, size_t errlen);
 /* cmp_print_ends - the header lines of both ends (table). */
 void cmp_print_ends(FILE *out, const struct cmp_report *r);
 /* cmp_print_coalesce - the rx-usecs 0 blocks against the NIC's setting, mode by mode (table). */

@@ -62,30 +62,30 @@ static const struct opt_spec remote_specs[] = {
 	  .help = "with --remote: the table at the NICs' coalescing and at\nrx-usecs 0, side by side" },
 };
 
-/* resolve - the data path's address, as this host reaches it, in numbers. */
-static int resolve(struct cmp_opts *o, char *err, size_t errlen)
+int cmp_remote_resolve(const struct agent_remote_opts *remote, const char *server_addr, char *ip, size_t iplen,
+		       char *err, size_t errlen)
 {
-	const char *host = o->server_addr[0] ? o->server_addr : o->remote.host;
+	const char *host = server_addr[0] ? server_addr : remote->host;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	int rc = getaddrinfo(host, NULL, &hints, &ai);
 
 	if (rc || !ai) {
-		if (o->server_addr[0])
+		if (server_addr[0])
 			return tool_fail(err, errlen, "--server-addr %s: does not resolve here: %s", host, gai_strerror(rc));
 		return tool_fail(err, errlen, "--remote %s: %s does not resolve here (%s): name the agent's host as "
-				 "this host resolves it", o->remote.remote, host, gai_strerror(rc));
+				 "this host resolves it", remote->remote, host, gai_strerror(rc));
 	}
-	bp_format_addr(ai->ai_addr, o->server_ip, sizeof(o->server_ip));
+	bp_format_addr(ai->ai_addr, ip, iplen);
 	freeaddrinfo(ai);
 	/* bp_format_addr writes a port: the address alone is what the agent is asked for */
-	if (o->server_ip[0] == '[') {
-		char *end = strchr(o->server_ip, ']');
+	if (ip[0] == '[') {
+		char *end = strchr(ip, ']');
 
 		if (end)
 			*end = 0;
-		memmove(o->server_ip, o->server_ip + 1, strlen(o->server_ip));
-	} else if (strrchr(o->server_ip, ':')) {
-		*strrchr(o->server_ip, ':') = 0;
+		memmove(ip, ip + 1, strlen(ip));
+	} else if (strrchr(ip, ':')) {
+		*strrchr(ip, ':') = 0;
 	}
 	return 0;
 }
@@ -111,7 +111,7 @@ static int remote_check(void *base, const struct opt_seen *seen, char *err, size
 	if ((o->coalesce[0] || o->coalesce_matrix) && geteuid() != 0)
 		return tool_fail(err, errlen, "--%s changes this host's NIC too: run as root",
 				 o->coalesce[0] ? "coalesce" : "coalesce-matrix");
-	return resolve(o, err, errlen);
+	return cmp_remote_resolve(&o->remote, o->server_addr, o->server_ip, sizeof(o->server_ip), err, errlen);
 }
 
 const struct opt_table cmp_remote_table = OPT_TABLE(remote_specs, remote_check);
@@ -362,50 +362,97 @@ static int hold_end(struct cmp_report *r, int end, struct agent_conn *a, char *e
 	return 0;
 }
 
-/* block - setting k: coalescing on both ends, then the matrix. */
-static int block(struct cmp_report *r, struct remote_side *rs, struct agent_conn *la, const char *set, int k,
-		 char *err, size_t errlen)
+/* The two hosts held for a session: the server's agent, this end's own (as root). */
+struct cmp_remote_run {
+	struct cmp_report *r;
+	struct agent_conn a, la;
+	bool local_agent;
+	struct remote_side rs;
+	struct cmp_side side;
+};
+
+int cmp_remote_coalesce(struct cmp_remote_run *rr, const char *set, int k, char *err, size_t errlen)
 {
-	const struct cmp_side side = { .start = remote_start, .stop = remote_stop, .napi_now = remote_napi_now, .ctx = rs };
+	struct cmp_report *r = rr->r;
 	int rc;
 
 	r->coal_now = k;
 	snprintf(r->coal_label[k], sizeof(r->coal_label[k]), "%s", set ? set : "as found");
-	if (set && ((rc = set_coalesce(r, 0, la, set, k, err, errlen)) ||
-		    (rc = set_coalesce(r, 1, rs->a, set, k, err, errlen))))
+	if (set && ((rc = set_coalesce(r, 0, rr->local_agent ? &rr->la : NULL, set, k, err, errlen)) ||
+		    (rc = set_coalesce(r, 1, &rr->a, set, k, err, errlen))))
+		return rc;
+	return 0;
+}
+
+int cmp_remote_coalesce_found(struct cmp_remote_run *rr, char *err, size_t errlen)
+{
+	struct cmp_report *r = rr->r;
+	struct agent_conn *a[2] = { rr->local_agent ? &rr->la : NULL, &rr->a };
+	int rc;
+
+	for (int end = 0; end < 2; end++) {
+		struct cmp_end *e = &r->ends[end];
+		bool changed = false;
+
+		for (int k = 0; k < CMP_MAX_COAL; k++)
+			changed |= e->coal_applied[k];
+		if (!changed || !e->coal_found[0])
+			continue;
+		if ((rc = set_coalesce(r, end, a[end], e->coal_found, 0, err, errlen)))
+			return rc;
+	}
+	return 0;
+}
+
+/* block - setting k: coalescing on both ends, then the matrix. */
+static int block(struct cmp_remote_run *rr, const char *set, int k, char *err, size_t errlen)
+{
+	struct cmp_report *r = rr->r;
+	int rc;
+
+	if ((rc = cmp_remote_coalesce(rr, set, k, err, errlen)))
 		return rc;
 	if (set && !r->ends[0].coal_applied[k] && !r->ends[1].coal_applied[k] && r->opts.coalesce_matrix) {
 		/* the same setting twice would only repeat the table */
 		r->ncoal = k;
 		return 0;
 	}
-	return cmp_run_matrix(r, &side);
+	return cmp_run_matrix(r, &rr->side);
 }
 
-int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err, size_t errlen)
+int cmp_remote_open(struct cmp_report *r, struct cmp_remote_run **out, const struct cmp_side **side, char *err,
+		    size_t errlen)
 {
-	struct agent_conn a, la = { .r = { .rfd = -1, .wfd = -1 } };
-	struct remote_side rs = { .r = r, .a = &a };
+	struct cmp_remote_run *rr = calloc(1, sizeof(*rr));
 	const struct cmp_opts *o = &r->opts;
-	bool local_agent = geteuid() == 0;
-	char e2[512];
 	int rc;
 
+	*out = NULL;
+	if (!rr)
+		return tool_fail(err, errlen, "out of memory") ? -ENOMEM : -ENOMEM;
+	rr->r = r;
+	rr->la.r.rfd = rr->la.r.wfd = -1;
+	rr->a.r.rfd = rr->a.r.wfd = -1;
+	rr->local_agent = geteuid() == 0;
+	rr->rs = (struct remote_side){ .r = r, .a = &rr->a };
+	rr->side = (struct cmp_side){ .start = remote_start, .stop = remote_stop, .napi_now = remote_napi_now,
+				      .ctx = &rr->rs };
+	*out = rr;
+	*side = &rr->side;
 	r->remote = true;
-	r->ncoal = o->coalesce_matrix ? 2 : 1;
 	r->opts.remote.quiet = o->quiet;
-	if ((rc = agent_open(&a, &o->remote, err, errlen)))
+	if ((rc = agent_open(&rr->a, &o->remote, err, errlen)))
 		return rc;
-	snprintf(r->agent, sizeof(r->agent), "%s", a.where);
-	r->agent_pid = a.hello.pid;
+	snprintf(r->agent, sizeof(r->agent), "%s", rr->a.where);
+	r->agent_pid = rr->a.hello.pid;
 	/*
 	 * this end's agent first: at its start it restores what a killed session left, so
 	 * the ends are read after every restore, as the first cell finds them
 	 */
-	if (local_agent && (rc = agent_local(&la, NULL, err, errlen)))
-		goto out;
-	if ((rc = local_end(r, err, errlen)) || (rc = remote_end(r, &a, err, errlen)))
-		goto out;
+	if (rr->local_agent && (rc = agent_local(&rr->la, NULL, err, errlen)))
+		return rc;
+	if ((rc = local_end(r, err, errlen)) || (rc = remote_end(r, &rr->a, err, errlen)))
+		return rc;
 	snprintf(r->path, sizeof(r->path), "two hosts: %.30s (%s, %.40s) -> %.30s (%s, %.40s)", r->ends[0].host, r->ends[0].dev,
 		 r->ends[0].addr, r->ends[1].host, r->ends[1].dev, r->ends[1].addr);
 	snprintf(r->kernel, sizeof(r->kernel), "%s", r->ends[0].kernel);
@@ -413,27 +460,52 @@ int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err,
 	r->sysctl_busy_poll = r->ends[0].busy_poll;
 	r->sysctl_busy_read = r->ends[0].busy_read;
 	snprintf(r->sysctl_why, sizeof(r->sysctl_why), "%s", r->ends[0].sysctl_why);
-	if (o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
-		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
 	/*
 	 * both hosts held for the session before any cell (the server's first): a host
 	 * another session changes is refused with the line naming it, and this end's
 	 * changes go through an agent too: journalled, restored if we are killed
 	 */
-	if ((rc = hold_end(r, 1, &a, err, errlen)) || (local_agent && (rc = hold_end(r, 0, &la, err, errlen))))
-		goto out;
-	if (o->coalesce[0])
-		rc = block(r, &rs, local_agent ? &la : NULL, o->coalesce, 0, err, errlen);
-	else
-		rc = block(r, &rs, NULL, NULL, 0, err, errlen);
-	if (!rc && o->coalesce_matrix && !*stop)
-		rc = block(r, &rs, local_agent ? &la : NULL, ZERO_COALESCE, 1, err, errlen);
-out:
-	if (agent_close(&a, &r->restored[1], e2, sizeof(e2)) && !rc) {
+	if ((rc = hold_end(r, 1, &rr->a, err, errlen)) || (rr->local_agent && (rc = hold_end(r, 0, &rr->la, err, errlen))))
+		return rc;
+	return 0;
+}
+
+int cmp_remote_close(struct cmp_remote_run *rr, char *err, size_t errlen)
+{
+	char e2[512];
+	int rc = 0;
+
+	if (!rr)
+		return 0;
+	if (agent_close(&rr->a, &rr->r->restored[1], e2, sizeof(e2))) {
 		snprintf(err, errlen, "%s", e2);
 		rc = -EIO;
 	}
-	if (agent_close(&la, &r->restored[0], e2, sizeof(e2)) && !rc) {
+	if (agent_close(&rr->la, &rr->r->restored[0], e2, sizeof(e2)) && !rc) {
+		snprintf(err, errlen, "%s", e2);
+		rc = -EIO;
+	}
+	free(rr);
+	return rc;
+}
+
+int cmp_remote_run(struct cmp_report *r, volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	struct cmp_remote_run *rr;
+	const struct cmp_side *side;
+	const struct cmp_opts *o = &r->opts;
+	char e2[512];
+	int rc;
+
+	r->ncoal = o->coalesce_matrix ? 2 : 1;
+	rc = cmp_remote_open(r, &rr, &side, err, errlen);
+	if (!rc && o->coalesce_matrix && r->ends[0].coal_err && r->ends[1].coal_err)
+		r->ncoal = 1; /* neither end can change it (veth): one table, and the progress counts one */
+	if (!rc)
+		rc = block(rr, o->coalesce[0] ? o->coalesce : NULL, 0, err, errlen);
+	if (!rc && o->coalesce_matrix && !*stop)
+		rc = block(rr, ZERO_COALESCE, 1, err, errlen);
+	if (cmp_remote_close(rr, e2, sizeof(e2)) && !rc) {
 		snprintf(err, errlen, "%s", e2);
 		rc = -EIO;
 	}

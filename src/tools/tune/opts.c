@@ -220,14 +220,39 @@ static int tune_check(void *base, const struct opt_seen *seen, char *err, size_t
 
 static const struct opt_table tune_table = OPT_TABLE(tune_specs, tune_check);
 
+static const struct opt_spec remote_specs[] = {
+	{ .name = "server-addr", .kind = OPT_HOST, TF(server_addr), .arg = "ADDR",
+	  .help = "with --remote: the server's data address there (default:\nthe --remote host)" },
+};
+
+/* With --remote: not on loopback, and the data path's address resolved (compare's rule). */
+static int remote_check(void *base, const struct opt_seen *seen, char *err, size_t errlen)
+{
+	struct tune_opts *o = base;
+
+	if (!o->remote.remote[0])
+		return opt_given(seen, "server-addr") ? tool_fail(err, errlen, "--server-addr goes with --remote HOST")
+						      : 0;
+	if (o->loopback)
+		return tool_fail(err, errlen, "--loopback and --remote exclude each other: the client runs here, the "
+				 "server on the remote host");
+	return cmp_remote_resolve(&o->remote, o->server_addr, o->server_ip, sizeof(o->server_ip), err, errlen);
+}
+
+static const struct opt_table tune_remote_table = OPT_TABLE(remote_specs, remote_check);
+
 static const struct opt_cmd tune_cmd = {
 	.name = "tune",
 	.usage = "usage: busypoll tune --goal p99=TIME [--rate R] [options]\n"
-		 "       busypoll tune --goal max-tps --cpu-budget N [options]\n\n"
+		 "       busypoll tune --goal max-tps --cpu-budget N [options]\n"
+		 "       busypoll tune --remote [user@]HOST --goal ... [options]\n"
+		 "       busypoll tune --remote HOST:PORT --key-file FILE --goal ... [options]\n\n"
 		 "Searches the wait modes and their keys (and tuned's network-latency recipe) on a\n"
 		 "temporary veth test bed for the settings that meet the goal at this load, by\n"
 		 "successive halving and a confirmation against epoll:block and the recipe, and\n"
-		 "prints them as the lines to apply. Every setting it changes is put back.\n\n",
+		 "prints them as the lines to apply; with --remote the server runs on HOST through\n"
+		 "its agent, and the NICs' coalescing joins the space. Every setting it changes is\n"
+		 "put back.\n\n",
 	.epilog = "\nExit status: 0 a recommendation meets the goal, 1 the run failed (the test bed, the\n"
 		  "journal), 2 bad input, 3 no candidate meets the goal (the closest one said),\n"
 		  "130 interrupted.\n",
@@ -238,6 +263,8 @@ int tune_parse_opts(int argc, char **argv, struct tune_opts *o, char *err, size_
 	const struct opt_layer layers[] = {
 		{ &tool_common_table, &o->common },
 		{ &tune_table, o },
+		{ &agent_remote_table, &o->remote },
+		{ &tune_remote_table, o },
 	};
 
 	memset(o, 0, sizeof(*o));
@@ -250,7 +277,8 @@ int tune_parse_opts(int argc, char **argv, struct tune_opts *o, char *err, size_
 	o->server_cpus[0] = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 1 : 0;
 	o->nserver_cpus = 1;
 	o->format = TOOL_FORMAT_TABLE;
-	return opt_parse(&tune_cmd, layers, 2, argc, argv, NULL, err, errlen);
+	agent_remote_defaults(&o->remote);
+	return opt_parse(&tune_cmd, layers, 4, argc, argv, NULL, err, errlen);
 }
 
 /* ---- the space ---- */

@@ -77,6 +77,18 @@ static void apply_lines(FILE *out, const struct tune_report *r, const struct tun
 		fprintf(out, "  per NAPI          busypoll napi set ID defer-hard-irqs=%u gro-flush-timeout=%llu "
 			     "irq-suspend-timeout=%llu  (the mode sets them itself)\n",
 			m->defer_hard_irqs, (unsigned long long)m->gro_flush_ns, (unsigned long long)m->irq_suspend_ns);
+	if (p->coalesce[0]) {
+		char words[64];
+
+		/* ethtool's spelling: "rx-usecs 0" for the option's "rx-usecs=0" */
+		snprintf(words, sizeof(words), "%s", p->coalesce);
+		for (char *c = words; *c; c++)
+			if (*c == '=' || *c == ',')
+				*c = ' ';
+		for (int end = 0; end < 2; end++)
+			fprintf(out, "  coalescing        ethtool -C %s %s  (the %s's NIC)\n", r->dev[end], words,
+				end ? "server" : "client");
+	}
 	if (p->sysctl_usecs >= 0) {
 		fprintf(out, "  sysctls           sysctl -w net.core.busy_read=%d net.core.busy_poll=%d\n",
 			p->sysctl_usecs, p->sysctl_usecs);
@@ -156,6 +168,8 @@ static void print_table(FILE *out, const struct tune_report *r)
 	}
 	for (int i = 0; i < o->nskipped; i++)
 		fprintf(out, "  skipped: %s\n", o->skipped[i]);
+	if (r->coal_note[0])
+		fprintf(out, "  coalescing: %s\n", r->coal_note);
 	fprintf(out, "\n'!' a busy-poll candidate without BusyPollRxPackets: never recommended. What does not transfer:\n"
 		     "the figures are this path's (a veth test bed has no interrupt coalescing and no NIC), this kernel's\n"
 		     "and this load's; measure again on the real NIC and at the real rate before trusting the CPU.\n");
@@ -197,6 +211,10 @@ static void emit_point(struct emit *e, const struct tune_report *r, int i)
 		em_int(e, "sysctl_busy_poll", p->sysctl_usecs);
 	else
 		em_null(e, "sysctl_busy_poll");
+	if (p->coalesce[0])
+		em_string(e, "coalesce", p->coalesce, sizeof(p->coalesce));
+	else
+		em_null(e, "coalesce");
 	em_bool(e, "in_search", p->in_search);
 	if (p->dropped_at)
 		em_int(e, "dropped_after_rung", p->dropped_at);
@@ -249,6 +267,11 @@ static void print_json(FILE *out, const struct tune_report *r)
 	em_int(&e, "flows", r->opts.flows);
 	em_int(&e, "threads", r->opts.threads);
 	em_string(&e, "path", r->path, sizeof(r->path));
+	em_bool(&e, "remote", r->opts.remote.remote[0] != 0);
+	if (r->coal_note[0])
+		em_string(&e, "coalescing_note", r->coal_note, sizeof(r->coal_note));
+	else
+		em_null(&e, "coalescing_note");
 	em_double(&e, "budget_s", r->opts.budget_s);
 	em_int(&e, "rungs", r->rungs);
 	em_int(&e, "rungs_run", r->rungs_run);

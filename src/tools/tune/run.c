@@ -22,6 +22,8 @@ struct run {
 	struct cmp_report *cr;     /* compare's view: the points as its modes */
 	const struct cmp_side *side;
 	struct cmp_bed_run *bed;
+	struct cmp_remote_run *rr;  /* --remote: the two hosts' session, instead of the bed */
+	bool coal_changed;          /* --remote: a point's coalescing is on the NICs now */
 	struct journal j;
 	bool journal_open;
 	volatile sig_atomic_t *stop;
@@ -109,6 +111,85 @@ static void recipe_off(struct run *ru)
 	ru->journal_open = false;
 }
 
+/*
+ * coalesce_for - both NICs' coalescing as point p runs at: its setting, or (after
+ * one that changed it) back as found. 0, or -errno with err.
+ */
+static int coalesce_for(struct run *ru, const struct tune_point *p, char *err, size_t errlen)
+{
+	int rc;
+
+	if (p->coalesce[0]) {
+		rc = cmp_remote_coalesce(ru->rr, p->coalesce, 0, err, errlen);
+		ru->coal_changed = true;
+		return rc;
+	}
+	if (!ru->coal_changed)
+		return 0;
+	rc = cmp_remote_coalesce_found(ru->rr, err, errlen);
+	ru->coal_changed = false;
+	return rc;
+}
+
+/*
+ * remote_space - with --remote, once the ends are known: tuned's recipe is not measured
+ * (the agent changes no sysctl on its host, and this end's agent holds this host), and
+ * where the server's NIC has interrupt coalescing each candidate joins the space again
+ * at rx-usecs 0 on both ends, as far as the space and the budget allow (r->coal_note says
+ * which, or why not).
+ */
+static void remote_space(struct run *ru)
+{
+	struct tune_report *r = ru->r;
+	const struct cmp_end *b = &ru->cr->ends[1];
+	struct cmp_opts *co = &ru->cr->opts;
+	int n = r->n, nsearch = 0, added = 0;
+
+	snprintf(r->dev[0], sizeof(r->dev[0]), "%s", ru->cr->ends[0].dev);
+	snprintf(r->dev[1], sizeof(r->dev[1]), "%s", b->dev);
+	for (int i = 0; i < r->n; i++)
+		if (r->pt[i].role == TUNE_RECIPE) {
+			r->pt[i].in_search = false;
+			r->pt[i].failed = true;
+			snprintf(r->pt[i].error, sizeof(r->pt[i].error), "not measured with --remote: the agent does not "
+				 "change the other host's net.core sysctls");
+		}
+	if (b->coal_err) {
+		snprintf(r->coal_note, sizeof(r->coal_note), "not in the space: the server's %s has no interrupt "
+			 "coalescing to change (%.200s)", b->dev, b->coal_why);
+		return;
+	}
+	for (int i = 0; i < n && r->n < TUNE_MAX_CANDS && r->n < CMP_MAX_MODES; i++) {
+		struct tune_point *p = &r->pt[r->n];
+
+		if (!r->pt[i].in_search || r->pt[i].role != TUNE_CAND)
+			continue;
+		*p = r->pt[i];
+		snprintf(p->coalesce, sizeof(p->coalesce), "%s", TUNE_COALESCE);
+		snprintf(p->label, sizeof(p->label), "%.150s + %s", r->pt[i].label, TUNE_COALESCE);
+		co->client_mode[r->n] = co->client_mode[i];
+		co->server_mode[r->n] = co->server_mode[i];
+		memcpy(co->client_modes[r->n], co->client_modes[i], sizeof(co->client_modes[0]));
+		memcpy(co->server_modes[r->n], co->server_modes[i], sizeof(co->server_modes[0]));
+		snprintf(co->labels[r->n], sizeof(co->labels[0]), "%s", p->label);
+		r->n++;
+		added++;
+	}
+	for (int i = 0; i < r->n; i++)
+		nsearch += r->pt[i].in_search;
+	if (added && !tune_budget_ok(r, nsearch)) {
+		r->n = n;
+		tune_budget_ok(r, nsearch - added);
+		snprintf(r->coal_note, sizeof(r->coal_note), "not in the space: --budget %.0f s is too short for the "
+			 "candidates again at %s (give at least %.0f s)", r->opts.budget_s, TUNE_COALESCE,
+			 tune_budget_needed(r, nsearch));
+		return;
+	}
+	co->nmodes = r->n;
+	snprintf(r->coal_note, sizeof(r->coal_note), "%d candidate%s again at %s on both ends (the server's %s "
+		 "as found: %.120s)", added, added == 1 ? "" : "s", TUNE_COALESCE, b->dev, b->coal_found);
+}
+
 /* measure - one run of point i for seconds, into its search figures (phase > 0) or its confirmation's. */
 static void measure(struct run *ru, int i, double seconds, int phase)
 {
@@ -123,6 +204,11 @@ static void measure(struct run *ru, int i, double seconds, int phase)
 
 	if (p->failed || *ru->stop)
 		return;
+	if (ru->rr && coalesce_for(ru, p, err, sizeof(err))) {
+		p->failed = true;
+		snprintf(p->error, sizeof(p->error), "coalescing: %.285s", err);
+		return;
+	}
 	if (p->sysctl_usecs >= 0 && recipe_on(ru, p->sysctl_usecs, err, sizeof(err))) {
 		recipe_off(ru);
 		p->failed = true;
@@ -317,6 +403,7 @@ static void confirm(struct run *ru)
 int tune_run(struct tune_report *r, volatile sig_atomic_t *stop)
 {
 	struct run ru = { .r = r, .stop = stop, .t0 = now_s() };
+	char err[600];
 	int ret = -1;
 
 	r->best = r->runner = r->search_best = -1;
@@ -348,14 +435,29 @@ int tune_run(struct tune_report *r, volatile sig_atomic_t *stop)
 		snprintf(co->server_modes[i], sizeof(co->server_modes[0]), "%s", r->pt[i].mode_text);
 		snprintf(co->labels[i], sizeof(co->labels[0]), "%s", r->pt[i].label);
 	}
-	if (cmp_bed_open(ru.cr, "tune", stop, &ru.bed, &ru.side))
+	if (r->opts.remote.remote[0]) {
+		co->remote = r->opts.remote;
+		snprintf(co->server_addr, sizeof(co->server_addr), "%s", r->opts.server_addr);
+		snprintf(co->server_ip, sizeof(co->server_ip), "%s", r->opts.server_ip);
+		if (cmp_remote_open(ru.cr, &ru.rr, &ru.side, err, sizeof(err))) {
+			snprintf(r->error, sizeof(r->error), "%s", err);
+			goto out;
+		}
+		remote_space(&ru);
+	} else if (cmp_bed_open(ru.cr, "tune", stop, &ru.bed, &ru.side)) {
 		goto out; /* said */
+	}
 	snprintf(r->path, sizeof(r->path), "%s", ru.cr->path);
 	search(&ru);
 	confirm(&ru);
 	ret = 0;
 out:
 	cmp_bed_close(ru.bed);
+	/* the agents put back what they changed: the NICs' coalescing, the NAPIs */
+	if (cmp_remote_close(ru.rr, err, sizeof(err)) && !r->error[0]) {
+		snprintf(r->error, sizeof(r->error), "%s", err);
+		r->restore_left++;
+	}
 	recipe_off(&ru);
 	if (*stop)
 		r->interrupted = true;

@@ -2,7 +2,10 @@
 /*
  * busypoll tune: from a table to an answer. The space (wait modes with a few key
  * values each, and tuned's network-latency recipe) is searched on compare's veth
- * test bed by the rules of search.h: a short rung for every candidate, the better
+ * test bed, or with --remote between this host and another through its agent
+ * (compare's session: both hosts held, each setting journalled there; the NICs'
+ * coalescing at rx-usecs 0 joins the space where the other host's NIC has it), by
+ * the rules of search.h: a short rung for every candidate, the better
  * half again for twice as long, and so on; then a confirmation that alternates the
  * winner, the runner-up, epoll:block and the tuned recipe for several rounds. The
  * answer is the winner's settings as lines to apply, with its confirmation figures
@@ -33,6 +36,7 @@
 #define TUNE_MIN_CONFIRM_S 0.5   /* the shortest run of the confirmation */
 #define TUNE_RUN_OVERHEAD_S 0.4  /* a run's warm-up and its server's start, counted against --budget */
 #define TUNE_RECIPE_USECS 50     /* tuned's network-latency: net.core.busy_read and busy_poll */
+#define TUNE_COALESCE "rx-usecs=0" /* --remote: the NICs' coalescing a candidate runs at again */
 
 /* What a candidate is there for. */
 enum tune_role { TUNE_CAND = 0, TUNE_BLOCK, TUNE_RECIPE };
@@ -53,6 +57,10 @@ struct tune_opts {
 	int client_cpus[TOOL_MAX_CPUS], nclient_cpus;
 	int server_cpus[TOOL_MAX_CPUS], nserver_cpus;
 	bool loopback;
+	/* --remote: the server side on another host, through its agent (compare's machinery) */
+	struct agent_remote_opts remote;
+	char server_addr[TOOL_HOST_LEN]; /* --server-addr: the data path's address there */
+	char server_ip[64];          /* it, resolved here */
 	char plot[1024];             /* --plot FILE.svg, "" none */
 	char skipped[TUNE_MAX_CANDS][200]; /* space this machine cannot run, with why */
 	int nskipped;
@@ -78,6 +86,7 @@ struct tune_point {
 	struct bp_mode mode;
 	enum tune_role role;
 	int sysctl_usecs;            /* net.core.busy_read/busy_poll during its runs, -1: as found */
+	char coalesce[64];           /* --remote: both ends' coalescing during its runs ("" as found) */
 	struct tune_figs search, confirm;
 	struct tune_sample s[TUNE_MAX_SAMPLES];
 	int ns;
@@ -99,6 +108,8 @@ struct tune_report {
 	bool confirmed;
 	bool interrupted;
 	char path[200];
+	char dev[2][16];             /* --remote: each end's device (the ethtool lines) */
+	char coal_note[300];         /* --remote: the coalescing in the space, or why it is not */
 	int found_busy_read, found_busy_poll;
 	int restore_left;            /* settings the journal could not put back */
 	char error[600];             /* why the run stopped ("" it did not) */
