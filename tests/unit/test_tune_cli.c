@@ -142,6 +142,41 @@ static void test_fix(void **state)
 	assert_false(tune_has_fix("epoll:block", 50, "busy_poll=20"));
 }
 
+/* --keys: the space narrowed to the candidates that set a named key, whatever its value. */
+static void test_keys(void **state)
+{
+	static struct tune_report r;
+	char err[300];
+
+	(void)state;
+	assert_true(tune_has_key("epoll:napi,usecs=64,budget=8", -1, "usecs"));
+	assert_true(tune_has_key("epoll:napi,usecs=64,budget=8,prefer", -1, "prefer"));
+	assert_false(tune_has_key("epoll:napi,usecs=64,budget=8", -1, "prefer"));
+	assert_false(tune_has_key("epoll:napi,usecs=64,budget=8", -1, "use"));
+	assert_false(tune_has_key("epoll:spin", -1, "spin")); /* the policy is no key */
+	assert_true(tune_has_key("epoll:block", 50, "busy_read"));
+	assert_false(tune_has_key("epoll:block", -1, "busy_poll"));
+	assert_true(tune_key_known("usecs") && tune_key_known("gro-flush") && tune_key_known("busy_poll"));
+	assert_false(tune_key_known("usec") || tune_key_known("") || tune_key_known("usecs=64"));
+	memset(&r, 0, sizeof(r));
+	assert_int_not_equal(parse(&r.opts, err, sizeof(err), "--goal", "p99=5us", "--keys", "usecs,rx-frames"), 0);
+	assert_non_null(strstr(err, "--keys usecs,rx-frames: rx-frames is not a key of any mode"));
+	memset(&r, 0, sizeof(r));
+	{
+		char *argv[] = { "tune", "--goal", "p99=5us", "--modes", "epoll:napi,usecs=64,budget=8;epoll:spin;epoll:block",
+				 "--keys", "usecs", NULL };
+
+		assert_int_equal(tune_parse_opts(7, argv, &r.opts, err, sizeof(err)), 0);
+	}
+	assert_int_equal(tune_space(&r), 1); /* epoll:napi alone sets usecs */
+	for (int i = 0; i < r.n; i++)
+		assert_true(r.pt[i].in_search == !strcmp(r.pt[i].mode_text, "epoll:napi,usecs=64,budget=8"));
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(parse(&r.opts, err, sizeof(err), "--goal", "p99=5us", "--keys", "busy_read"), 0);
+	assert_int_equal(tune_space(&r), 1); /* the recipe alone */
+	assert_true(r.pt[1].role == TUNE_RECIPE && r.pt[1].in_search && !r.pt[0].in_search);
+}
+
 static void test_space(void **state)
 {
 	static struct tune_report r;
@@ -233,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_goal),
 		cmocka_unit_test(test_opts),
 		cmocka_unit_test(test_fix),
+		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_journal_sysctl),

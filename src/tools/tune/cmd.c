@@ -35,8 +35,8 @@ int cmd_tune(int argc, char **argv)
 	nsearch = tune_space(r);
 	if (!nsearch) {
 		ret = BP_EXIT_USAGE;
-		bp_tool_error("tune", "no candidate is left to search (--modes and --fix exclude every one); "
-			      "drop a --fix");
+		bp_tool_error("tune", "no candidate is left to search (--modes, --fix and --keys exclude every "
+			      "one); drop a --fix or name another key");
 		goto out;
 	}
 	if (!tune_budget_ok(r, nsearch)) {

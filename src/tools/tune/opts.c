@@ -151,6 +151,29 @@ static int parse_fix(const struct opt_spec *sp, const char *name, const char *v,
 	return 0;
 }
 
+/* --keys K,K: the keys the space varies; each one a mode takes, or busy_read/busy_poll. */
+static int parse_keys(const struct opt_spec *sp, const char *name, const char *v, void *base, char *err,
+		      size_t errlen)
+{
+	struct tune_opts *o = base;
+	char buf[256], *save = NULL, *tok;
+
+	if (strlen(v) >= sizeof(buf))
+		return tool_fail(err, errlen, "%s: longer than %zu characters", name, sizeof(buf) - 1);
+	if (tool_check_list(name, v, ',', err, errlen))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!tune_key_known(tok))
+			return tool_fail(err, errlen, "%s %s: %s is not a key of any mode, nor busy_read or busy_poll "
+					 "(busypoll modes lists the keys)", name, v, tok);
+		if (o->nkeys == TUNE_MAX_KEYS)
+			return tool_fail(err, errlen, "%s: at most %d keys", name, TUNE_MAX_KEYS);
+		snprintf(o->keys[o->nkeys++], sizeof(o->keys[0]), "%s", tok);
+	}
+	return 0;
+}
+
 #define TF(m) OPT_FIELD(struct tune_opts, m)
 
 static const struct opt_spec tune_specs[] = {
@@ -175,6 +198,8 @@ static const struct opt_spec tune_specs[] = {
 	  .help = "';'-separated modes: the space (default: a few key values per mode family)" },
 	{ .name = "fix", .kind = OPT_CUSTOM, .flags = OPT_F_REPEAT, .parse = parse_fix, .arg = "KEY=V",
 	  .help = "repeatable: only candidates with that setting (usecs=64, prefer=1, busy_read=50)" },
+	{ .name = "keys", .kind = OPT_CUSTOM, .parse = parse_keys, .arg = "K,K",
+	  .help = "only candidates that set one of these keys (usecs, prefer,\nbusy_read: the recipe)" },
 	{ .name = "client-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct tune_opts, client_cpus, nclient_cpus),
 	  .arg = "LIST", .help = "client thread i on the i-th CPU of LIST (default 0)" },
 	{ .name = "server-cpus", .kind = OPT_CPUS, OPT_CPUS_FIELD(struct tune_opts, server_cpus, nserver_cpus),
@@ -302,6 +327,54 @@ bool tune_has_fix(const char *mode_text, int sysctl_usecs, const char *fix)
 	return false;
 }
 
+bool tune_has_key(const char *mode_text, int sysctl_usecs, const char *key)
+{
+	char buf[OPT_MODE_TEXT], *save = NULL, *tok;
+
+	if (!strcmp(key, "busy_read") || !strcmp(key, "busy_poll"))
+		return sysctl_usecs >= 0;
+	snprintf(buf, sizeof(buf), "%s", mode_text);
+	strtok_r(buf, ":", &save); /* the backend */
+	strtok_r(NULL, ",", &save); /* the policy */
+	for (tok = strtok_r(NULL, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (!strncmp(tok, key, strlen(key)) && (!tok[strlen(key)] || tok[strlen(key)] == '='))
+			return true;
+	return false;
+}
+
+bool tune_key_known(const char *key)
+{
+	size_t n;
+	const struct bp_mode_info *t = bp_mode_table(&n);
+
+	if (!strcmp(key, "busy_read") || !strcmp(key, "busy_poll"))
+		return true;
+	if (!key[0] || strchr(key, '=') || strchr(key, ','))
+		return false;
+	/* each family's keys as "usecs=64,budget=8[,prefer]": a key is a name in that list */
+	for (size_t i = 0; i < n; i++) {
+		char buf[256], *save = NULL, *tok;
+
+		snprintf(buf, sizeof(buf), "%s", t[i].keys ? t[i].keys : "");
+		for (tok = strtok_r(buf, ",[]", &save); tok; tok = strtok_r(NULL, ",[]", &save)) {
+			tok[strcspn(tok, "=")] = 0;
+			if (!strcmp(tok, key))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* in_keys - p's settings set one of --keys (no --keys: every point). */
+static bool in_keys(const struct tune_opts *o, const char *mode_text, int usecs)
+{
+	bool any = !o->nkeys;
+
+	for (int i = 0; i < o->nkeys; i++)
+		any |= tune_has_key(mode_text, usecs, o->keys[i]);
+	return any;
+}
+
 /* add - one point; false when the space is full. */
 static bool add(struct tune_report *r, const char *mode_text, enum tune_role role, int usecs)
 {
@@ -322,6 +395,7 @@ static bool add(struct tune_report *r, const char *mode_text, enum tune_role rol
 	p->in_search = true;
 	for (int i = 0; i < o->nfix; i++)
 		p->in_search &= tune_has_fix(p->mode_text, usecs, o->fix[i]);
+	p->in_search &= in_keys(o, p->mode_text, usecs);
 	/* --modes names the space: the baselines are then the confirmation's only */
 	if (role != TUNE_CAND && o->modes_given)
 		p->in_search = false;
@@ -346,6 +420,7 @@ int tune_space(struct tune_report *r)
 			r->pt[0].in_search = true; /* --modes epoll:block: the baseline is a candidate too */
 			for (int f = 0; f < o->nfix; f++)
 				r->pt[0].in_search &= tune_has_fix(r->pt[0].mode_text, -1, o->fix[f]);
+			r->pt[0].in_search &= in_keys(o, r->pt[0].mode_text, -1);
 			continue;
 		}
 		if (!dup)

@@ -31,6 +31,7 @@
 #define TUNE_MAX_CANDS 24        /* the space, baselines included (within CMP_MAX_MODES) */
 #define TUNE_MAX_SAMPLES 32      /* runs kept per candidate */
 #define TUNE_MAX_FIX 8
+#define TUNE_MAX_KEYS 8
 #define TUNE_CONFIRM_ROUNDS 3    /* rounds of the confirmation, alternated */
 #define TUNE_MIN_RUN_S 0.2       /* the shortest measured run of the first rung */
 #define TUNE_MIN_CONFIRM_S 0.5   /* the shortest run of the confirmation */
@@ -54,6 +55,8 @@ struct tune_opts {
 	bool modes_given;            /* --modes: the baselines are the confirmation's only */
 	char fix[TUNE_MAX_FIX][64];  /* --fix KEY=V: only candidates whose settings have it */
 	int nfix;
+	char keys[TUNE_MAX_KEYS][32]; /* --keys K,K: only candidates that set one of them */
+	int nkeys;
 	int client_cpus[TOOL_MAX_CPUS], nclient_cpus;
 	int server_cpus[TOOL_MAX_CPUS], nserver_cpus;
 	bool loopback;
@@ -135,6 +138,10 @@ int tune_parse_goal(const char *name, const char *v, struct tune_goal *g, char *
 int tune_space(struct tune_report *r);
 /* tune_has_fix - the label's settings hold KEY=V (a mode key, or busy_read/busy_poll). */
 bool tune_has_fix(const char *mode_text, int sysctl_usecs, const char *fix);
+/* tune_has_key - the settings set KEY, whatever its value (a mode key, or busy_read/busy_poll). */
+bool tune_has_key(const char *mode_text, int sysctl_usecs, const char *key);
+/* tune_key_known - KEY is busy_read, busy_poll or a key some mode family takes (bp_mode_table). */
+bool tune_key_known(const char *key);
 
 /* ---- the search (run.c) ---- */
 /*
