@@ -99,7 +99,8 @@ refused "go with --stdio or --listen" --restore --max-target-ram 1G
 
 run 0 --path lo
 for text in "coalesce  not available: coalesce-get lo: its driver has no interrupt coalescing" \
-	"napi      none: no NAPI instances on lo" "irqs      none: no IRQs: lo is a virtual device"; do
+	"napi      none: no NAPI instances on lo" "irqs      none: no IRQs: lo is a virtual device" \
+	"features  GRO o"; do
 	grep -qF "$text" "$tmp/out" || fail "--path lo does not say '$text': $(cat "$tmp/out")"
 done
 run 0 --path lo --format json
@@ -110,6 +111,7 @@ assert d["device"] == "lo" and d["ifindex"] == 1, d
 assert d["coalesce"] is None and "no interrupt coalescing" in d["coalesce_error"], d
 assert d["napi"] == [] and d["irqs"] == [] and "virtual device" in d["irqs_note"], d
 assert d["rx_queues"] >= 1, d
+assert d["gro"] in (True, False) and d["tso"] in (True, False), d  # read here: known, never null
 EOF
 run 0 --path lo --format csv
 [ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "--path lo --format csv: not a header and one row: $(cat "$tmp/out")"

@@ -41,6 +41,7 @@
 #include "tools/common/napi_show.h"
 #include "tools/common/opt.h"
 #include "tools/common/values.h"
+#include "tools/harness/devfeat.h"
 
 #define SUB "agent"
 
@@ -369,20 +370,25 @@ static int run_path(const struct agent_cli *c)
 	static struct bp_path_report r;
 	struct emit e = { .kind = EMIT_JSON, .out = stdout };
 	int rc = bp_path_report(c->path_dev, &r);
+	enum diag_tri gro, tso;
 
 	if (rc) {
 		bp_tool_error(SUB, "%s", bp_last_error());
 		return bp_exit_for(rc);
 	}
+	devfeat_read(c->path_dev, &gro, &tso); /* as a session's PATH_REPORT sends them */
 	if (c->format == TOOL_FORMAT_JSON) {
 		em_begin(&e, NULL, false);
 		path_emit(&e, &r);
+		devfeat_emit(&e, "gro", gro);
+		devfeat_emit(&e, "tso", tso);
 		em_end(&e);
 		fputc('\n', stdout);
 	} else if (c->format == TOOL_FORMAT_CSV) {
 		path_csv(stdout, &r);
 	} else {
 		path_print(stdout, &r);
+		printf("features  GRO %s, TSO %s\n", devfeat_text(gro), devfeat_text(tso));
 	}
 	return BP_EXIT_OK;
 }

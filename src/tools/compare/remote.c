@@ -218,21 +218,6 @@ static void path_facts(struct cmp_report *r)
 	}
 }
 
-/* tri_text - a device feature for the header: "on", "off", "unknown". */
-static const char *tri_text(enum diag_tri t)
-{
-	return t == DIAG_ON ? "on" : t == DIAG_OFF ? "off" : "unknown";
-}
-
-/* em_tri - a device feature in json: true, false, or null when not known. */
-static void em_tri(struct emit *e, const char *key, enum diag_tri t)
-{
-	if (t == DIAG_UNKNOWN)
-		em_null(e, key);
-	else
-		em_bool(e, key, t == DIAG_ON);
-}
-
 /* ---- the run ---- */
 
 struct remote_side {
@@ -563,7 +548,7 @@ void cmp_print_ends(FILE *out, const struct cmp_report *r)
 			if (e->coal_run[c][0])
 				fprintf(out, "  %s coalescing for the run%s%s: %s\n", e->role, r->ncoal > 1 ? " at " : "",
 					r->ncoal > 1 ? r->coal_label[c] : "", e->coal_run[c]);
-		fprintf(out, "  %s %s: GRO %s, TSO %s\n", e->role, e->dev, tri_text(e->gro), tri_text(e->tso));
+		fprintf(out, "  %s %s: GRO %s, TSO %s\n", e->role, e->dev, devfeat_text(e->gro), devfeat_text(e->tso));
 		fprintf(out, "  %s net.core.busy_poll %s, net.core.busy_read %s%s%s%s\n", e->role,
 			bp_known_text(e->busy_poll, bp, sizeof(bp)), bp_known_text(e->busy_read, br, sizeof(br)),
 			e->sysctl_why[0] ? " (" : "", e->sysctl_why, e->sysctl_why[0] ? ")" : "");
@@ -650,8 +635,8 @@ void cmp_emit_ends(struct emit *e, const struct cmp_report *r)
 		}
 		em_array_end(e);
 		em_end(e);
-		em_tri(e, "gro", x->gro);
-		em_tri(e, "tso", x->tso);
+		devfeat_emit(e, "gro", x->gro);
+		devfeat_emit(e, "tso", x->tso);
 		em_known_int(e, "sysctl_busy_poll", x->busy_poll);
 		em_known_int(e, "sysctl_busy_read", x->busy_read);
 		em_known_string(e, "sysctl_note", x->sysctl_why, sizeof(x->sysctl_why)); /* why one is null */

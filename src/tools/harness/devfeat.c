@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A device's GRO and TSO state by the ethtool ioctl (contract in tools/harness/devfeat.h). */
 #include "tools/harness/devfeat.h"
+#include "tools/common/emit.h"
 
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -38,4 +39,17 @@ void devfeat_read(const char *dev, enum diag_tri *gro, enum diag_tri *tso)
 	*gro = one_feature(fd, dev, ETHTOOL_GGRO);
 	*tso = one_feature(fd, dev, ETHTOOL_GTSO);
 	close(fd);
+}
+
+const char *devfeat_text(enum diag_tri t)
+{
+	return t == DIAG_ON ? "on" : t == DIAG_OFF ? "off" : "unknown";
+}
+
+void devfeat_emit(struct emit *e, const char *key, enum diag_tri t)
+{
+	if (t == DIAG_UNKNOWN)
+		em_null(e, key);
+	else
+		em_bool(e, key, t == DIAG_ON);
 }

@@ -12,5 +12,10 @@
 
 /* devfeat_read - dev's GRO into *gro and TSO into *tso (DIAG_ON, DIAG_OFF or DIAG_UNKNOWN). */
 void devfeat_read(const char *dev, enum diag_tri *gro, enum diag_tri *tso);
+/* devfeat_text - a feature for people: "on", "off", "unknown". */
+const char *devfeat_text(enum diag_tri t);
+struct emit;
+/* devfeat_emit - a feature in json as key: true, false, or null when not known. */
+void devfeat_emit(struct emit *e, const char *key, enum diag_tri t);
 
 #endif
