@@ -667,12 +667,13 @@ static void busy_host(void)
  * two namespaces, each candidate's server on B; the json says two hosts, the answer met and
  * confirmed, epoll:suspend proven on both ends (B's server busy polled), tuned's recipe not
  * measured with why, the coalescing not in the space (veth has none) with why; B's NAPI as
- * before once it ends
+ * before once it ends, and after tune is SIGKILLed mid-run
  */
 static void tune_remote(void)
 {
 	struct bp_napi_info b0;
 	char out[96], err[96];
+	pid_t pid;
 	int rc;
 
 	path_in(out, sizeof(out), "tune.json");
@@ -688,6 +689,17 @@ static void tune_remote(void)
 	check("tune", out, NULL);
 	BPT_CHECK(wait_napi(1, &b0, true, 5000), "B's NAPI not as before after tune --remote");
 	printf("ok: tune --remote: the search and confirmation with the server on B, proven, B restored\n");
+
+	/* SIGKILLed mid-run: the standing agent sees its session end and puts B's NAPI back */
+	pid = spawn(h.tb.ns[0], (const char *const[]){ "tune", "--remote", hostport, "--key-file", key,
+						       "--server-addr", h.tb.addr[1], "--goal", "p99=100ms",
+						       "--modes", "epoll:suspend", "--budget", "120s", "-q", NULL },
+		    out, err);
+	BPT_CHECK(wait_napi(1, &b0, false, 20000), "tune's epoll:suspend did not set B's NAPI settings: %s", said(err));
+	kill(pid, SIGKILL);
+	BPT_CHECK(finish(pid, 5000) == 128 + SIGKILL, "tune did not die of SIGKILL");
+	BPT_CHECK(wait_napi(1, &b0, true, 10000), "B's NAPI not restored after tune --remote was SIGKILLed");
+	printf("ok: tune --remote SIGKILLed mid-run: B's NAPI restored by its agent\n");
 }
 
 /* free_port_in_b - a TCP port nothing in B listens on now (bound to 0 and let go). */
