@@ -95,6 +95,8 @@ PY
 grep -q "the machine was busy" "$tmp/hog.err" || die "json run: no closing line on stderr: $(cat "$tmp/hog.err")"
 grep -Eq '^epoll:spin .* ~$' "$tmp/hog.txt" || die "the table does not mark the cell: $(cat "$tmp/hog.txt")"
 grep -q "^~ epoll:spin, 1 flow: disturbed: server: " "$tmp/hog.txt" || die "the table gives no reason: $(cat "$tmp/hog.txt")"
+grep -q "^~: the machine disturbed a run of the cell (.*other tasks on the pinned CPUs" "$tmp/hog.txt" ||
+	die "the legend does not name other tasks on the pinned CPUs: $(grep '^~:' "$tmp/hog.txt")"
 tail -1 "$tmp/hog.txt" | grep -q "the machine was busy during the run: the figures of the cells marked ~ are not to be compared" ||
 	die "the run does not end with the busy line: $(tail -3 "$tmp/hog.txt")"
 echo "ok   a hog on the server's CPU marks the epoll:spin cell disturbed with the server's reason"

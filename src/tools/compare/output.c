@@ -270,8 +270,9 @@ static void print_table(FILE *out, const struct cmp_report *r)
 		     "busy polling ran.\n"
 		     "!: a busy-poll mode whose kernel evidence shows no busy polling (why: the likely cause "
 		     "and what to change).\n"
-		     "~: the machine disturbed a run of the cell (a spinning thread short of its CPU, a wait "
-		     "on a run queue, steal, a closed loop idle between transactions).\n",
+		     "~: the machine disturbed a run of the cell (a spinning thread short of its CPU, other "
+		     "tasks on the pinned CPUs, a wait on a run queue, steal, a closed loop idle between "
+		     "transactions).\n",
 		r->opts.client_modes[0]);
 	for (int i = 0; i < r->ncells; i++)
 		if (r->cells[i].saturated && !r->cells[i].runs) {
