@@ -243,6 +243,8 @@ testbed|testbed status --name $bed|--format|json
 testbed|testbed status|--name|$bed
 testbed|testbed up --name $bed|--queues|1
 testbed|testbed up --name $bed|--threaded|
+testbed|testbed up --vm --name $bed|--vm|
+testbed|testbed up --vm --name $bed|--nic|virtio
 agent|agent --path lo|--quiet|
 agent|agent --path lo|--format|json
 agent|agent|--stdio|

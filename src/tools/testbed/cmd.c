@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll testbed up|down|status [--name N] [--queues N] [--threaded] [--format table|json]
+ * busypoll testbed up --vm [--nic e1000e|virtio] [--queues N] [--name N]
+ * busypoll testbed exec a|b [--name N] -- CMD...
  *
  * A place where kernel busy polling really engages: two network namespaces joined
  * by a veth pair with GRO on (libbusypoll's bp_testbed_*). The namespaces carry the
@@ -9,6 +11,10 @@
  *
  * `status` enters each namespace in turn (this thread only, then back) to read
  * the device's state and its NAPIs' settings over netlink.
+ *
+ * With --vm (or for status, down and exec, a bed of that name that is a VM bed) the
+ * bed is two qemu guests with a real NIC driver each: vm.h hands the action to the
+ * bed's script, which says what it made on stdout.
  *
  * Exit: 0; 1 when building, reading or removing fails; 2 for bad input (the bed
  * named is missing, or already there), when not root, and for the errors of
@@ -33,6 +39,7 @@
 #include <busypoll/loop.h>
 #include <busypoll/napi.h>
 #include "tools/bed/testbed.h"
+#include "tools/testbed/vm.h"
 #include "net/xps.h"
 
 #include "tools/common/commands.h"
@@ -46,7 +53,9 @@
 /* the mode the suggested rr commands use: the plain kernel busy-poll one */
 #define SUGGESTED_MODE "epoll:napi"
 
-enum tb_action { TB_UP, TB_DOWN, TB_STATUS };
+enum tb_action { TB_UP, TB_DOWN, TB_STATUS, TB_EXEC };
+enum tb_nic { TB_NIC_E1000E, TB_NIC_VIRTIO };
+static const char *const nic_names[] = { "e1000e", "virtio", NULL };
 
 struct tb_cli {
 	TOOL_COMMON;              /* quiet, format */
@@ -54,6 +63,9 @@ struct tb_cli {
 	char name[BP_TESTBED_NAME_MAX + 1];
 	int queues;
 	bool threaded;
+	bool vm;
+	int nic;        /* enum tb_nic */
+	char side[2];   /* exec: "a" or "b" */
 };
 
 /* ---- command line ---- */
@@ -84,6 +96,12 @@ static const struct opt_spec tb_specs[] = {
 	  .dflt = OPT_DFLT_FIELD },
 	{ .name = "threaded", .kind = OPT_FLAG, OPT_FIELD(struct tb_cli, threaded),
 	  .help = "up: threaded NAPI on both ends" },
+	{ .name = "vm", .kind = OPT_FLAG, OPT_FIELD(struct tb_cli, vm),
+	  .help = "up: two qemu guests with a real NIC driver instead of two namespaces\n"
+		  "(docs/vm-bed.md); status, down and exec find a VM bed by its name" },
+	{ .name = "nic", .kind = OPT_CHOICE, OPT_FIELD(struct tb_cli, nic), .choices = nic_names,
+	  .arg = "MODEL", .help = "up --vm: the guests' NIC: e1000e (one queue, ITR behind rx-usecs)\n"
+				  "or virtio (virtio-net, --queues queue pairs)", .dflt = OPT_DFLT_FIELD },
 };
 
 /* tb_check - the action, and the options only up takes. */
@@ -92,17 +110,34 @@ static int tb_check(void *base, const struct opt_seen *seen, char *err, size_t e
 	struct tb_cli *c = base;
 
 	if (seen->npos < 1)
-		return tool_fail(err, errlen, "up, down or status? see busypoll testbed --help");
+		return tool_fail(err, errlen, "up, down, status or exec? see busypoll testbed --help");
 	if (!strcmp(seen->pos[0], "up"))
 		c->act = TB_UP;
 	else if (!strcmp(seen->pos[0], "down"))
 		c->act = TB_DOWN;
 	else if (!strcmp(seen->pos[0], "status"))
 		c->act = TB_STATUS;
+	else if (!strcmp(seen->pos[0], "exec"))
+		c->act = TB_EXEC;
 	else
-		return tool_fail(err, errlen, "unknown action '%s' (up, down or status)", seen->pos[0]);
-	if (seen->npos > 1)
+		return tool_fail(err, errlen, "unknown action '%s' (up, down, status or exec)", seen->pos[0]);
+	if (c->act == TB_EXEC) {
+		if (seen->npos < 2 || (strcmp(seen->pos[1], "a") && strcmp(seen->pos[1], "b")))
+			return tool_fail(err, errlen, "exec: which guest, a or b? (busypoll testbed exec a -- CMD...)");
+		snprintf(c->side, sizeof(c->side), "%s", seen->pos[1]);
+	} else if (seen->npos > 1) {
 		return tool_fail(err, errlen, "unexpected argument '%s' (a name goes with --name)", seen->pos[1]);
+	}
+	if (c->act != TB_UP && (c->vm || opt_given(seen, "nic")))
+		return tool_fail(err, errlen, "%s only applies to up (status, down and exec find a VM bed by its name)",
+				 c->vm ? "--vm" : "--nic");
+	if (opt_given(seen, "nic") && !c->vm)
+		return tool_fail(err, errlen, "--nic is for a VM bed: add --vm");
+	if (c->vm && c->threaded)
+		return tool_fail(err, errlen, "--threaded is for the namespace bed; in a VM bed set it per NAPI "
+				 "(busypoll testbed exec a -- busypoll napi set ...)");
+	if (c->vm && c->nic == TB_NIC_E1000E && c->queues > 1)
+		return tool_fail(err, errlen, "--queues %d: e1000e has one queue; --nic virtio has several", c->queues);
 	if (c->act != TB_UP && (opt_given(seen, "queues") || c->threaded))
 		return tool_fail(err, errlen, "%s only applies to up (status shows what up made)",
 				 opt_given(seen, "queues") ? "--queues" : "--threaded");
@@ -114,6 +149,8 @@ static const struct opt_table tb_table = OPT_TABLE(tb_specs, tb_check);
 static const struct opt_cmd tb_cmd = {
 	.name = "testbed",
 	.usage = "usage: busypoll testbed up|down|status [options]\n"
+		 "       busypoll testbed up --vm [--nic e1000e|virtio] [--queues N] [options]\n"
+		 "       busypoll testbed exec a|b [--name N] -- CMD...\n"
 		 "\n"
 		 "A test bed where kernel busy polling really engages (loopback has no NAPI):\n"
 		 "two network namespaces, bp-NAME-a and bp-NAME-b, joined by a veth pair with\n"
@@ -123,7 +160,13 @@ static const struct opt_cmd tb_cmd = {
 		 "  up                   build it; refuses if either namespace exists already\n"
 		 "  down                 remove exactly the two namespaces `up` made\n"
 		 "  status               both ends: namespace, device, address, NAPI ids and each\n"
-		 "                       NAPI's settings, and how to run rr across it\n\n",
+		 "                       NAPI's settings, and how to run rr across it\n"
+		 "  exec a|b -- CMD...   run CMD in guest a or b of a VM bed (sh -c; its output\n"
+		 "                       and exit status come back)\n"
+		 "\n"
+		 "With --vm: two qemu guests (KVM when /dev/kvm opens, else TCG, whose timings are\n"
+		 "not the hardware's) with a real NIC driver each, cabled through taps in a\n"
+		 "namespace the bed owns; busypoll and ethtool are in the guests (docs/vm-bed.md).\n\n",
 	.epilog = "\nA bed whose `testbed up` was killed half way, or a `busypoll compare` bed whose\n"
 		  "process is gone, is removed by the next `testbed` command (said on stderr).\n"
 		  "\nExit status: 0 done, 1 the kernel refused or failed, 2 bad input (an option, a\n"
@@ -612,21 +655,93 @@ static void stale_found(void *ctx, const char *line)
 		bp_tool_error(SUB, "%s", line);
 }
 
+/*
+ * vm_action - a VM bed's up, status, down or exec, run by its script (vm.h). cmd is
+ * what followed "--" (exec's command, ncmd words). Returns the exit status.
+ */
+static int vm_action(const struct tb_cli *c, char **cmd, int ncmd)
+{
+	static const char *const act[] = { [TB_UP] = "up", [TB_DOWN] = "down", [TB_STATUS] = "status",
+					   [TB_EXEC] = "exec" };
+	const char *fmt = c->format == TOOL_FORMAT_JSON ? "json" : "table";
+	char self[PATH_MAX], queues[16], *args[260];
+	ssize_t n;
+	int na = 0;
+
+	if (c->format == TOOL_FORMAT_CSV) {
+		bp_tool_error(SUB, "--format csv: a VM bed says table or json");
+		return BP_EXIT_USAGE;
+	}
+	switch (c->act) {
+	case TB_UP:
+		/* this very program goes into the guests */
+		if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0) {
+			bp_tool_error(SUB, "cannot find this program's own file (/proc/self/exe): %s",
+				      n < 0 ? strerror(errno) : "empty");
+			return BP_EXIT_FAIL;
+		}
+		self[n] = '\0';
+		snprintf(queues, sizeof(queues), "%d", c->queues);
+		args[na++] = (char *)nic_names[c->nic];
+		args[na++] = queues;
+		args[na++] = self;
+		args[na++] = (char *)fmt;
+		break;
+	case TB_STATUS:
+		args[na++] = (char *)fmt;
+		break;
+	case TB_DOWN:
+		break;
+	case TB_EXEC:
+		if (ncmd > 256) {
+			bp_tool_error(SUB, "exec: %d words is too many (at most 256)", ncmd);
+			return BP_EXIT_USAGE;
+		}
+		args[na++] = (char *)c->side;
+		for (int i = 0; i < ncmd; i++)
+			args[na++] = cmd[i];
+		break;
+	}
+	return tb_vm_run(act[c->act], c->name, args, na);
+}
+
 int cmd_testbed(int argc, char **argv)
 {
 	static const char *const why[] = {
 		[TB_UP] = "it creates network namespaces",
 		[TB_DOWN] = "it removes network namespaces",
 		[TB_STATUS] = "it enters the test bed's network namespaces",
+		[TB_EXEC] = "it talks to the guests' control ports",
 	};
 	struct tb_cli c;
 	char err[256];
-	int rc = parse_cli(argc, argv, &c, err, sizeof(err));
+	int dash = argc, rc;
 
-	if (rc)
+	/* exec's command follows "--" and is the guest's, not ours */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dash = i;
+			break;
+		}
+	if ((rc = parse_cli(dash, argv, &c, err, sizeof(err))))
 		return bp_opts_exit(SUB, rc, err);
+	if (c.act == TB_EXEC && dash >= argc - 1) {
+		bp_tool_error(SUB, "exec: no command; busypoll testbed exec %s -- CMD...", c.side);
+		return BP_EXIT_USAGE;
+	}
+	if (c.act != TB_EXEC && dash < argc) {
+		bp_tool_error(SUB, "unexpected '--' (only exec takes a command after it)");
+		return BP_EXIT_USAGE;
+	}
 	if (geteuid() != 0) {
 		bp_tool_error(SUB, "needs root (%s); run it with sudo", why[c.act]);
+		return BP_EXIT_USAGE;
+	}
+	if (c.vm || (c.act != TB_UP && tb_vm_exists(c.name)))
+		return vm_action(&c, argv + dash + 1, dash < argc ? argc - dash - 1 : 0);
+	if (c.act == TB_EXEC) {
+		bp_tool_error(SUB, "no VM test bed '%s'; exec runs in the guests of one (testbed up --vm); in "
+			      "the namespace bed use ip netns exec bp-%s-a CMD", c.name, c.name);
 		return BP_EXIT_USAGE;
 	}
 	bp_testbed_reap_stale(stale_found, &c);
@@ -637,6 +752,8 @@ int cmd_testbed(int argc, char **argv)
 		return do_down(&c);
 	case TB_STATUS:
 		return do_status(&c);
+	case TB_EXEC:
+		break;
 	}
 	return BP_EXIT_FAIL;
 }

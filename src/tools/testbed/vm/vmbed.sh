@@ -5,7 +5,7 @@
 # nothing leaves the machine and virtio-net can have several queue pairs. `busypoll testbed
 # ... --vm` runs this script; it can also be run directly:
 #
-#   vmbed.sh up NAME e1000e|virtio QUEUES BUSYPOLL   build it (BUSYPOLL: the binary put in)
+#   vmbed.sh up NAME e1000e|virtio QUEUES BUSYPOLL [table|json]   build it (BUSYPOLL: put in)
 #   vmbed.sh status NAME [table|json]                 what it is and whether it runs
 #   vmbed.sh exec NAME a|b CMD...                     run CMD (one line, sh -c) in a guest
 #   vmbed.sh down NAME                                remove it: qemu, namespace, files
@@ -115,8 +115,8 @@ accel_of() { # kvm when /dev/kvm opens, else tcg
 	fi
 }
 
-cmd_up() { # NAME NIC QUEUES BUSYPOLL
-	local name=$1 nic=$2 queues=$3 bp=$4 d=$run/$1 ns=bpvm-$1 accel s i out
+cmd_up() { # NAME NIC QUEUES BUSYPOLL [table|json]
+	local name=$1 nic=$2 queues=$3 bp=$4 fmt=${5:-table} d=$run/$1 ns=bpvm-$1 accel s i out
 	case $nic in e1000e | virtio) ;; *) usage "--nic '$nic': e1000e or virtio" ;; esac
 	[ "$nic" = e1000e ] && [ "$queues" != 1 ] && usage "--queues $queues: e1000e has one queue (use --nic virtio for several)"
 	[ -x "$bp" ] || usage "the busypoll binary '$bp' is not executable"
@@ -186,7 +186,7 @@ cmd_up() { # NAME NIC QUEUES BUSYPOLL
 	touch "$d/ready"
 	rm -f "$d/building"
 	trap - INT TERM HUP
-	cmd_status "$name" table
+	cmd_status "$name" "$fmt"
 }
 
 need_bed() {
