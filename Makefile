@@ -36,7 +36,7 @@ CHECK_SKIPS = if [ -n "$(NO_SKIPS)" ]; then $(CURDIR)/scripts/no-skips.py $(1) |
 # CTEST_ARGS narrows a run (e.g. CTEST_ARGS='-R agent'); test-loaded and test-asan leave
 # out the labels whose checks do not depend on load or on memory errors (REPEAT_LE).
 CTEST_ARGS ?=
-REPEAT_LE ?= pkg|lint|layers
+REPEAT_LE ?= pkg|lint|layers|vm
 test: build
 	rm -f $(BUILD)/junit.xml; cd $(BUILD) && ctest $(CTEST_ARGS) --output-on-failure --timeout 600 --output-junit $(CURDIR)/$(BUILD)/junit.xml; rc=$$?; \
 	$(call CHECK_SKIPS,$(CURDIR)/$(BUILD)/junit.xml); exit $$rc

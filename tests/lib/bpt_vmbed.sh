@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+# Helpers of the VM bed tests (tests/vmbed): one bed per test script, booted once for all
+# its scenarios. Source it after bpt_lib.sh:
+#   . "$BP_TESTLIB/bpt_vmbed.sh"
+# It needs root and the guest (src/tools/testbed/vm/build-guest.sh: exit 77 when the guest
+# cannot be had here, which CI counts as a failure). The bed is named vmt-PID (PID: this
+# test's shell), so a bed left by a test that was SIGKILLed is found by the next test's
+# start (vmt_reap_stale) and removed; the EXIT trap (cleanup) removes this test's own.
+
+bpt_require_root "the VM bed runs qemu in a network namespace (needs root)"
+bpt_require timeout qemu-system-x86_64
+vm_bed=vmt-$$
+vm_script=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../src/tools/testbed/vm" && pwd)
+
+# vmt_reap_stale - remove the beds of vmt-* tests whose shell is gone (found at next start)
+vmt_reap_stale() {
+	local d name pid
+	for d in /run/busypoll/vmbed/vmt-*; do
+		[ -d "$d" ] || continue
+		name=$(basename "$d")
+		pid=${name#vmt-}
+		if ! kill -0 "$pid" 2>/dev/null || [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = Z ]; then
+			echo "note: removing $name, left by a test that was killed" >&2
+			"$BP" testbed down --name "$name" >/dev/null 2>&1
+		fi
+	done
+}
+
+# vmt_guest - build (or find in the cache) the guest; exit 77 saying why when it cannot be had
+vmt_guest() {
+	local out rc
+	out=$(bash "$vm_script/build-guest.sh" 2>&1)
+	rc=$?
+	[ $rc = 77 ] && { echo "SKIP: the VM bed's guest cannot be had here: $(echo "$out" | tail -1)"; exit 77; }
+	[ $rc = 0 ] || die "building the VM bed's guest failed: $(echo "$out" | tail -3 | tr '\n' ' ')"
+}
+
+# vmt_up ARGS... - testbed up --vm --name $vm_bed ARGS; dies with its output when it fails
+vmt_up() {
+	local t0=$SECONDS
+	"$BP" testbed up --vm --name "$vm_bed" "$@" >"$tmp/up.out" 2>&1 ||
+		die "testbed up --vm $*: $(tail -5 "$tmp/up.out" | tr '\n' ' ')"
+	echo "bed $vm_bed up ($*) in $((SECONDS - t0)) s"
+}
+
+# vx SIDE CMD - run CMD in guest SIDE; its output on stdout, its status returned
+vx() {
+	local side=$1
+	shift
+	"$BP" testbed exec "$side" --name "$vm_bed" -- "$*"
+}
+
+# vmt_qemus - the qemu processes of this bed that run (zombies not counted)
+vmt_qemus() {
+	local p n=0
+	for p in $(pgrep -f "qemu-system-x86_64 .*/vmbed/$vm_bed/" 2>/dev/null); do
+		[ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" = Z ] || n=$((n + 1))
+	done
+	echo $n
+}
+
+# vmt_leftovers - what of this bed is still there: qemu, namespace, state dir (nothing: empty)
+vmt_leftovers() {
+	local left=""
+	[ "$(vmt_qemus)" = 0 ] || left+=" qemu($(vmt_qemus))"
+	[ -e "/run/netns/bpvm-$vm_bed" ] && left+=" netns bpvm-$vm_bed"
+	[ -e "/run/busypoll/vmbed/$vm_bed" ] && left+=" /run/busypoll/vmbed/$vm_bed"
+	echo "$left"
+}
+
+cleanup() {
+	"$BP" testbed down --name "$vm_bed" >/dev/null 2>&1
+	ip netns del "bpvm-$vm_bed" 2>/dev/null
+	return 0
+}
+
+vmt_reap_stale
