@@ -75,3 +75,22 @@ cleanup() {
 }
 
 vmt_reap_stale
+
+# ---- the standing agent in guest b, its key in both guests (/tmp/k) ----
+# vmt_agent_start - busypoll agent --listen 10.99.0.2:7100 in guest b, in the background
+# (its pid in /tmp/agent.pid, its log in /tmp/agent.log, emptied first)
+vmt_agent_start() {
+	vx b ': >/tmp/agent.log; busypoll agent --listen 10.99.0.2:7100 --key-file /tmp/k >/tmp/agent.log 2>&1 & echo $! >/tmp/agent.pid'
+}
+vmt_agent_listens() { vx b grep -q "'listening on'" /tmp/agent.log; }
+# vmt_agent_setup - a new key in b, copied to a, the agent started and listening (or die)
+vmt_agent_setup() {
+	vx b 'busypoll agent --new-key /tmp/k >/dev/null' || die "agent --new-key in guest b failed"
+	vx b cat /tmp/k >"$tmp/k" || die "cannot read the key from guest b"
+	vx a "printf '%s\\n' $(sed "s/.*/'&'/" "$tmp/k" | tr '\n' ' ') >/tmp/k && chmod 600 /tmp/k" ||
+		die "cannot put the key into guest a"
+	vmt_agent_start
+	bpt_wait_until 60 vmt_agent_listens || die "the agent in guest b never said it listens: $(vx b cat /tmp/agent.log)"
+}
+# vmt_gone NAME - the guest a process whose pid is in /tmp/NAME.pid is gone
+vmt_gone() { ! vx a "kill -0 \$(cat /tmp/$1.pid) 2>/dev/null"; }

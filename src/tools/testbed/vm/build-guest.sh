@@ -13,7 +13,8 @@
 # keyring, the .debs against the Packages file's hashes by apt), `apt-get download`,
 # `dpkg-deb -x`. Nothing is installed on the machine.
 #
-# Cache: $BP_VMBED_CACHE (default <build dir or source tree>/build/vmbed-cache). A second run
+# Cache: $BP_VMBED_CACHE (default /var/cache/busypoll/vmbed: one for every source tree, the
+# mutation check's scratch trees and the installed program alike). A second run
 # with nothing changed does nothing. On success it writes $CACHE/guest.env (BP_VM_KERNEL,
 # BP_VM_INITRD, BP_VM_KVER) and with --print also prints it. Exit 77 with one line on stderr
 # when the guest cannot be had here (apt cannot reach or verify the archive, tools missing);
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${BP_VMBED_CACHE:-${BP_BUILD_DIR:-$(cd "$here/../../../.." 2>/dev/null && pwd)/build}/vmbed-cache}
+cache=${BP_VMBED_CACHE:-/var/cache/busypoll/vmbed}
 KPKG=${BP_VMBED_KERNEL_PKG:-linux-image-7.3.4+deb13-amd64}
 SUITE=${BP_VMBED_SUITE:-trixie-backports}
 MIRROR=${BP_VMBED_MIRROR:-http://deb.debian.org/debian}

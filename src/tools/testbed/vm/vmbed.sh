@@ -20,19 +20,14 @@
 # exec: the guest's init answers on ttyS1 (vmbed-init.sh); one exec at a time per guest
 # (a lock), the output and the command's exit status come back; BP_VMBED_EXEC_TIMEOUT
 # (seconds, default 600) bounds the wait. Exit: the command's status; 2 bad input; 1 bed
-# failure; 124 the guest did not answer in time.
+# failure; 124 the guest did not answer in time. BP_VMBED_EXTRA (':'-separated paths) puts
+# more programs into the guests' /usr/bin (linked against the same libraries as busypoll).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 run=${BP_VMBED_RUN:-/run/busypoll/vmbed}
-if [ -z "${BP_VMBED_CACHE:-}" ]; then
-	if [ -f "$here/../../../../CMakeLists.txt" ]; then
-		BP_VMBED_CACHE=$(cd "$here/../../../.." && pwd)/build/vmbed-cache
-	else
-		BP_VMBED_CACHE=/var/cache/busypoll/vmbed
-	fi
-fi
-export BP_VMBED_CACHE
+# one cache for every tree and the installed program (the mutation check's scratch trees too)
+export BP_VMBED_CACHE=${BP_VMBED_CACHE:-/var/cache/busypoll/vmbed}
 BOOT_TIMEOUT=${BP_VMBED_BOOT_TIMEOUT:-300}
 MEM=${BP_VMBED_MEM:-512M}
 
@@ -95,6 +90,13 @@ boot_initrd() { # BUSYPOLL OUT
 	st=$(mktemp -d "$run/.stage.XXXXXX") || return 1
 	mkdir -p "$st/usr/bin"
 	cp "$1" "$st/usr/bin/busypoll" || { rm -rf "$st"; return 1; }
+	# more programs for the guests' /usr/bin (the tests' helpers), ':'-separated
+	local IFS_=$IFS x
+	IFS=:
+	for x in ${BP_VMBED_EXTRA:-}; do
+		cp "$x" "$st/usr/bin/" || { IFS=$IFS_; rm -rf "$st"; return 1; }
+	done
+	IFS=$IFS_
 	ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r l; do
 		mkdir -p "$st/$(dirname "$l")"
 		cp -L "$l" "$st/$l"
