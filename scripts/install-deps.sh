@@ -4,7 +4,7 @@
 # fetches the interop test's guest (Debian's kernel package and a busybox initramfs,
 # tests/interop/build-guest.sh; a no-op when the cache is current), so the test with
 # the real Linux host never skips for want of it; in CI ($CI set) a guest that cannot
-# be had fails this script.
+# be had fails this script. The same for the VM bed's guest (src/tools/testbed/vm).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -21,6 +21,7 @@ packages=(
   clang libclang-rt-14-dev           # make fuzz: libFuzzer targets
   valgrind                           # tests/integration/test_valgrind.sh
   qemu-system-x86 busybox-static cpio gzip  # interop: the Linux host in a guest
+  xz-utils debian-archive-keyring    # the VM bed's guest kernel (testbed up --vm)
   openssh-server openssh-client      # the two-host tests: a real sshd in a namespace
   strace                             # tests/unit/data/ethtool/capture.sh (re-capturing only)
   scdoc man-db                       # the manual pages (man/*.scd) and man -l in tests/pkg
@@ -47,6 +48,12 @@ fi
 if [ "$(id -u)" -eq 0 ]; then
   if ! out=$(bash "$here/../tests/interop/build-guest.sh" 2>&1); then
     echo "busypoll: the interop test's guest cannot be built here: $(echo "$out" | tail -1)" >&2
+    [ -z "${CI:-}" ] || exit 1
+  fi
+  # The VM bed's guest (tests/vmbed, testbed up --vm): trixie-backports' kernel, fetched
+  # with apt's signature checks into /var/cache/busypoll/vmbed, never installed.
+  if ! out=$(bash "$here/../src/tools/testbed/vm/build-guest.sh" 2>&1); then
+    echo "busypoll: the VM bed's guest cannot be built here: $(echo "$out" | tail -1)" >&2
     [ -z "${CI:-}" ] || exit 1
   fi
 fi
