@@ -5,7 +5,8 @@
 # - --coalesce rx-usecs=N is set on both ends while the run goes (ethtool -c in each guest,
 #   not busypoll's reader), the json header says so, and it is back to the value before
 #   after a normal end, after compare is SIGKILLed, and after the agent is SIGKILLed (the
-#   value stays until it is started again, which restores it);
+#   value stays until it is started again, which restores it); --coalesce-matrix runs its
+#   second table at rx-usecs 0 on both ends and leaves the values as they were;
 # - BusyPollRxPackets per transaction: positive on both ends for epoll:napi, zero for
 #   epoll:block;
 # - the path report (busypoll agent --path eth0) names the driver, its queues, the IRQs
@@ -13,6 +14,7 @@
 #   them, and the NAPI that served the flows is the device's;
 # - coalescing changed twice in one agent session (vm_agent_ctl) goes back to the value
 #   before the session, not to the middle one.
+# A value not back after one way ends the test there (die): the next ways start from it.
 set -u
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
 . "$BP_TESTLIB/bpt_vmbed.sh"
@@ -41,8 +43,8 @@ bpt_wait_until 120 both_set || fail "normal: rx-usecs $set never showed on both 
 bpt_wait_until 300 vmt_gone c1 || die "normal: compare did not end in 300 s"
 rc=$(vx a cat /tmp/c1.rc)
 [ "$rc" = 0 ] || fail "normal: compare exited $rc: $(vx a tail -3 /tmp/c1.err)"
-a_back || fail "normal: after the run guest a has rx-usecs $(usecs a), was $before_a"
-b_back || fail "normal: after the run guest b has rx-usecs $(usecs b), was $before_b"
+a_back || die "normal: after the run guest a has rx-usecs $(usecs a), was $before_a"
+b_back || die "normal: after the run guest b has rx-usecs $(usecs b), was $before_b"
 vx a cat /tmp/c1.json >"$tmp/c1.json"
 vx a busypoll agent --path eth0 --format json >"$tmp/path-a.json" || fail "agent --path eth0 in guest a failed"
 vx a "grep eth0 /proc/interrupts; for i in \$(grep eth0 /proc/interrupts | cut -d: -f1); do echo \"aff \$i \$(cat /proc/irq/\$i/smp_affinity_list)\"; done" >"$tmp/irq-a.txt"
@@ -103,12 +105,34 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 
+# ---- 1b. --coalesce-matrix: the table at the NICs' own setting and at rx-usecs 0, then back ----
+vx a "busypoll compare --remote 10.99.0.2:7100 --key-file /tmp/k --server-addr 10.99.0.2 --coalesce-matrix --modes epoll:block --flows 1 -l 0.5 --warmup 0.1 --runs 1 --format json >/tmp/m.json 2>/tmp/m.err" ||
+	fail "--coalesce-matrix: compare failed: $(vx a tail -3 /tmp/m.err)"
+vx a cat /tmp/m.json >"$tmp/m.json"
+python3 - "$tmp/m.json" <<'PY' || fail "--coalesce-matrix: json checks (above)"
+import json, sys
+c = json.load(open(sys.argv[1]))
+got = sorted({x["coalesce"] for x in c["cells"]})
+bad = []
+if len(got) != 2 or "rx-usecs=0" not in got:
+    bad.append("cells at coalescing %r, want the NICs' own and rx-usecs=0" % got)
+for e in c["ends"]:
+    res = [r["result"] for r in e["coalesce"]["for_run"] if r["applied"]]
+    if "rx-usecs=0" not in res:
+        bad.append("%s end: rx-usecs=0 not applied: %r" % (e["end"], e["coalesce"]["for_run"]))
+for b in bad:
+    print("FAIL: " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+a_back || die "--coalesce-matrix: after the run guest a has rx-usecs $(usecs a), was $before_a"
+b_back || die "--coalesce-matrix: after the run guest b has rx-usecs $(usecs b), was $before_b"
+
 # ---- 2. compare SIGKILLed mid-run: both agents (b's, and the one compare started in a) restore ----
 vx a "$CMP --modes epoll:block -l 600 >/tmp/c2.out 2>&1 & echo \$! >/tmp/c2.pid"
 bpt_wait_until 120 both_set || fail "compare killed: rx-usecs $set never showed on both ends (a $(usecs a), b $(usecs b))"
 vx a 'kill -KILL $(cat /tmp/c2.pid)'
-bpt_wait_until 60 a_back || fail "compare killed: 60 s after, guest a has rx-usecs $(usecs a), was $before_a"
-bpt_wait_until 60 b_back || fail "compare killed: 60 s after, guest b has rx-usecs $(usecs b), was $before_b"
+bpt_wait_until 60 a_back || die "compare killed: 60 s after, guest a has rx-usecs $(usecs a), was $before_a"
+bpt_wait_until 60 b_back || die "compare killed: 60 s after, guest b has rx-usecs $(usecs b), was $before_b"
 
 # ---- 3. the agent SIGKILLed mid-run: its setting stays until it is started again ----
 vx a "$CMP --modes epoll:block -l 600 >/tmp/c3.out 2>&1 & echo \$! >/tmp/c3.pid"

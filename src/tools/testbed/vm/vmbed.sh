@@ -267,12 +267,12 @@ act=$1
 name=$2
 shift 2
 case $name in '' | *[!A-Za-z0-9_-]*) usage "--name '$name': A-Z a-z 0-9 _ -" ;; esac
-mkdir -p "$run" || die "cannot make $run"
 if [ "$act" = exists ]; then
 	[ -d "$run/$name" ]
 	exit
 fi
 [ "$(id -u)" = 0 ] || usage "needs root (it runs qemu in a network namespace); run it with sudo"
+mkdir -p "$run" || die "cannot make $run"
 exec 5>"$run/.lock"
 case $act in
 up)
