@@ -176,7 +176,12 @@ cmd_up() { # NAME NIC QUEUES BUSYPOLL [table|json]
 	local n=$((BOOT_TIMEOUT * 10))
 	for s in a b; do
 		while ! grep -q '^VMBED-READY' "$d/console-$s.log" 2>/dev/null; do
-			alive "$(qpid "$name" $s)" || fail "guest $s died while booting: $(tail -3 "$d/console-$s.log" | tr '\n' ' ')"
+			alive "$(qpid "$name" $s)" || {
+				# the kernel's last words (an oops and its trace) after the one line
+				note "guest $s died while booting: $(grep -m1 -E 'BUG|Oops|panic|RIP:' "$d/console-$s.log" || tail -1 "$d/console-$s.log")"
+				sed -n '/BUG\|Oops\|general protection\|RIP:/,$p' "$d/console-$s.log" | head -40 >&2
+				fail "guest $s of '$name' crashed (its console is above)"
+			}
 			[ $n -gt 0 ] || fail "guest $s did not say VMBED-READY in ${BOOT_TIMEOUT}s: $(tail -3 "$d/console-$s.log" | tr '\n' ' ')"
 			sleep 0.1
 			n=$((n - 1))
