@@ -4,6 +4,8 @@
 # session from guest a (vm_agent_ctl) to the standing agent in guest b, each restored
 # after a normal end, after the client is SIGKILLed, and after the agent is SIGKILLed
 # (the change stays until the agent is started again, which restores it):
+# - the path report (busypoll agent --path) names virtio_net, 2 queue pairs each on its own
+#   NAPI, and the IRQs with their affinity as the guest's /proc shows them;
 # - channels: combined 2 -> 1, read back in guest b with ethtool -l;
 # - per-NAPI settings (defer-hard-irqs, gro-flush-timeout, irq-suspend-timeout, threaded)
 #   changed twice in the session: during it the second values show, after it the values
@@ -17,6 +19,37 @@ bpt_require python3
 vmt_guest
 vmt_up --nic virtio --queues 2
 vmt_agent_setup
+
+# ---- the path report against the guest's own /proc: 2 queue pairs, a NAPI each, the IRQs ----
+vx b busypoll agent --path eth0 --format json >"$tmp/path.json" || fail "agent --path eth0 in guest b failed"
+vx b "grep virtio0 /proc/interrupts; for i in \$(grep virtio0 /proc/interrupts | cut -d: -f1); do echo \"aff \$i \$(cat /proc/irq/\$i/smp_affinity_list)\"; done" >"$tmp/irq.txt"
+python3 - "$tmp/path.json" "$tmp/irq.txt" <<'PY' || fail "path report (above)"
+import json, re, sys
+p = json.load(open(sys.argv[1]))
+bad = []
+if p["driver"] != "virtio_net" or p["rx_queues"] != 2 or p["tx_queues"] != 2:
+    bad.append("driver %r, queues %r/%r, want virtio_net 2/2" % (p["driver"], p["rx_queues"], p["tx_queues"]))
+rxn = {q["id"]: q["napi_id"] for q in p["queues"] if q["type"] == "rx"}
+if len(set(rxn.values())) != 2 or set(rxn.values()) != {n["id"] for n in p["napi"]}:
+    bad.append("rx queues on NAPIs %r, the device's NAPIs %r: want one each" % (rxn, [n["id"] for n in p["napi"]]))
+proc, aff = {}, {}
+for l in open(sys.argv[2]).read().splitlines():
+    m = re.match(r"\s*(\d+):.*\s(virtio0-\S+)\s*$", l)
+    if m:
+        proc[int(m.group(1))] = m.group(2)
+    m = re.match(r"aff (\d+) (\S+)", l)
+    if m:
+        aff[int(m.group(1))] = m.group(2)
+rep = {i["irq"]: i for i in p["irqs"]}
+if set(rep) != set(proc) or sum(1 for n in proc.values() if "input" in n) != 2:
+    bad.append("path IRQs %r, /proc/interrupts %r" % (sorted(rep), proc))
+for n, name in proc.items():
+    if n in rep and (rep[n]["name"] != name or rep[n]["affinity"] != aff.get(n)):
+        bad.append("IRQ %d: path %r/%r, guest %r/%r" % (n, rep[n]["name"], rep[n]["affinity"], name, aff.get(n)))
+for b in bad:
+    print("FAIL: " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 
 combined() { vx b ethtool -l eth0 | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2; exit }'; }
 before=$(combined)
