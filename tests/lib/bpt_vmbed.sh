@@ -36,13 +36,15 @@ vmt_guest() {
 }
 
 # vmt_up ARGS... - testbed up --vm --name $vm_bed ARGS; dies with its output when it fails.
-# A guest kernel that crashed while booting (seen once in many boots under TCG, in the
-# guest's interrupt path, not ours) gets one more boot; the crash is printed either way.
+# A guest kernel that crashed or hung while booting (each seen once in many boots under
+# TCG with four guests on two CPUs: a panic in an interrupt, a vCPU spinning before the
+# first console line) gets one more boot; what happened is printed either way.
 vmt_up() {
 	local t0=$SECONDS
 	if ! "$BP" testbed up --vm --name "$vm_bed" "$@" >"$tmp/up.out" 2>&1; then
-		grep -q "crashed (its console is above)" "$tmp/up.out" || die "testbed up --vm $*: $(tail -45 "$tmp/up.out")"
-		echo "note: a guest crashed while booting; booting once more. Its console:" >&2
+		grep -qE "crashed \(its console is above\)|did not say VMBED-READY" "$tmp/up.out" ||
+			die "testbed up --vm $*: $(tail -45 "$tmp/up.out")"
+		echo "note: a guest crashed or hung while booting; booting once more. What up said:" >&2
 		cat "$tmp/up.out" >&2
 		"$BP" testbed up --vm --name "$vm_bed" "$@" >"$tmp/up.out" 2>&1 ||
 			die "testbed up --vm $* (second boot): $(tail -45 "$tmp/up.out")"

@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 run=${BP_VMBED_RUN:-/run/busypoll/vmbed}
 # one cache for every tree and the installed program (the mutation check's scratch trees too)
 export BP_VMBED_CACHE=${BP_VMBED_CACHE:-/var/cache/busypoll/vmbed}
-BOOT_TIMEOUT=${BP_VMBED_BOOT_TIMEOUT:-300}
+BOOT_TIMEOUT=${BP_VMBED_BOOT_TIMEOUT:-120} # seconds; a boot takes 8-30 s under TCG
 MEM=${BP_VMBED_MEM:-512M}
 
 die() { echo "busypoll testbed: $*" >&2; exit 1; }
