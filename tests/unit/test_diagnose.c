@@ -73,6 +73,10 @@ static void gro_off(struct diag_facts *f) { f->gro = DIAG_OFF; f->served_napis =
 static void gro_off_no_napi(struct diag_facts *f) { f->gro = DIAG_OFF; f->dev_napis = 0; f->served_napis = 0; }
 static void tso_on(struct diag_facts *f) { f->tso = DIAG_ON; }
 static void tso_on_gro_unknown(struct diag_facts *f) { f->tso = DIAG_ON; f->gro = DIAG_UNKNOWN; }
+static void nic_tso_on_slow(struct diag_facts *f)
+{
+	f->dev = "eth0"; f->veth = false; f->tso = DIAG_ON; f->mode_usecs = 30; f->mean_us = 900;
+}
 static void no_napi_id(struct diag_facts *f) { f->served_napis = 0; }
 static void no_time(struct diag_facts *f) { f->mode_usecs = 0; }
 static void suspend_zero(struct diag_facts *f) { f->suspend_mode = true; f->mode_usecs = 0; f->sysctl_busy_poll = 50; }
@@ -88,6 +92,8 @@ static const struct rule_case rules[] = {
 	{ "veth without GRO, so without NAPI", gro_off_no_napi, "GRO is off for va", "ethtool -K va gro on" },
 	{ "veth with TSO on", tso_on, "TSO is on for va", "ethtool -K va tso off" },
 	{ "TSO on, GRO not known", tso_on_gro_unknown, "TSO is on for va", "ethtool -K va tso off" },
+	{ "a NIC with TSO on (it segments on the wire): the slow path blamed, not TSO", nic_tso_on_slow,
+	  "busy-poll timeout (30 us) is shorter than a transaction (900 us", "usecs=1800" },
 	{ "sockets with no NAPI id", no_napi_id, "no NAPI id", "tso off" },
 	{ "no busy-poll time anywhere", no_time, "net.core.busy_poll", "usecs=50" },
 	{ "suspend with usecs=0", suspend_zero, "usecs=0", "usecs=30" },

@@ -41,9 +41,10 @@ bool diag_explain(const struct diag_facts *f, char *buf, size_t len)
 	else if (f->dev_napis == 0)
 		snprintf(buf, len, "%s has no NAPI (loopback has none), so busy polling has nothing to poll; "
 			 "run over a device with NAPI (a NIC, or veth with gro on)", d);
-	else if (f->tso == DIAG_ON)
-		snprintf(buf, len, "TSO is on for %s: TSO-sized packets skip the %s NAPI, so busy polling never "
-			 "receives them; turn it off: ethtool -K %s tso off", d, f->veth ? "veth" : "device's", d);
+	/* a NIC segments on the wire, so its receiver's NAPI sees it all: only veth's TSO skips NAPI */
+	else if (f->veth && f->tso == DIAG_ON)
+		snprintf(buf, len, "TSO is on for %s: TSO-sized packets skip the veth NAPI, so busy polling never "
+			 "receives them; turn it off: ethtool -K %s tso off", d, d);
 	else if (f->served_napis == 0)
 		snprintf(buf, len, "the sockets have no NAPI id (their packets did not come through a NAPI on %s), "
 			 "so busy polling has nothing to poll; on veth turn gro on and tso off on both ends", d);
