@@ -16,7 +16,9 @@
 #   before the session, not to the middle one;
 # - epoll:suspend on e1000e's real interrupt: the cell ran with an irq-suspend-timeout on
 #   both ends and eth0-rx-0 fires less than half as often per transaction as under
-#   epoll:napi in each guest (counted in /proc/interrupts; about 2 against 0.1-0.2 here).
+#   epoll:napi in each guest (counted in /proc/interrupts; about 2 against 0.1-0.2 here);
+# - tune --remote: the NICs' coalescing joins the space (candidates again at rx-usecs 0,
+#   measured, seen in both guests' ethtool -c while tune runs) and is back after it.
 # A value not back after one way ends the test there (die): the next ways start from it.
 set -u
 . "${BP_TESTLIB:-$(dirname "$0")/../lib}/bpt_lib.sh"
@@ -190,4 +192,38 @@ print("IRQs/tx napi a %.3f b %.3f, suspend a %.3f b %.3f" % (na, nb, sa, sb), fi
 sys.exit(0 if ok else 1)
 PY
 fi
+# ---- 6. tune --remote: the NICs' coalescing joins the space, is applied, and goes back ----
+# one candidate (and the epoll:block baseline) and a loose goal (TCG's P99 is milliseconds)
+# keep the search short; the space gains each candidate again at rx-usecs 0 on both ends,
+# which must show in both guests' ethtool -c while tune runs, and be gone after it
+zero() { [ "$(usecs a)" = 0 ] && [ "$(usecs b)" = 0 ]; }
+vx a "(busypoll tune --remote 10.99.0.2:7100 --key-file /tmp/k --server-addr 10.99.0.2 --modes 'epoll:napi,usecs=64,budget=8' --goal p99=500ms --rate 200 -F 1 --budget 40s --client-cpus 0 --server-cpus 1 --format json >/tmp/t.json 2>/tmp/t.err; echo \$? >/tmp/t.rc) >/dev/null 2>&1 & echo \$! >/tmp/t.pid"
+zero_or_end() { zero || vmt_gone t; }
+bpt_wait_until 300 zero_or_end && zero ||
+	fail "tune: rx-usecs 0 never showed on both ends while it ran (a $(usecs a), b $(usecs b)): $(vx a tail -3 /tmp/t.err)"
+bpt_wait_until 600 vmt_gone t || die "tune did not end in 600 s"
+rc=$(vx a cat /tmp/t.rc)
+[ "$rc" = 0 ] || fail "tune exited $rc: $(vx a tail -3 /tmp/t.err)"
+a_back || die "tune: after it guest a has rx-usecs $(usecs a), was $before_a"
+b_back || die "tune: after it guest b has rx-usecs $(usecs b), was $before_b"
+vx a cat /tmp/t.json >"$tmp/t.json"
+python3 - "$tmp/t.json" <<'PY' || fail "tune: json checks (above)"
+import json, sys
+t = json.load(open(sys.argv[1]))
+bad = []
+note = t["coalescing_note"] or ""
+if "again at rx-usecs=0" not in note:
+    bad.append("coalescing_note %r: the e1000e's coalescing should be in the space" % note)
+z = [c for c in t["candidates"] if c["coalesce"] == "rx-usecs=0"]
+if not z:
+    bad.append("no candidate at rx-usecs=0: %r" % [c["label"] for c in t["candidates"]])
+for c in z:
+    if not c["in_search"] or not [s for s in c["samples"] if s["phase"] == "search"]:
+        bad.append("%s: in the space but never measured" % c["label"])
+if not t["recommendation"]:
+    bad.append("no recommendation for a goal epoll:block meets")
+for b in bad:
+    print("FAIL: " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 bpt_end
