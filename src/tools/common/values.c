@@ -493,3 +493,9 @@ void tool_sort_doubles(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 }
+
+double tool_median_doubles(double *v, size_t n)
+{
+	tool_sort_doubles(v, n);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -129,5 +129,8 @@ int tool_read_full(int fd, uint8_t *buf, size_t len, int timeout_ms);
 /* tool_sort_doubles - v[0..n) in ascending order, in place (the one comparator of
  * every median, quantile and spread the tools take). */
 void tool_sort_doubles(double *v, size_t n);
+/* tool_median_doubles - the median of v[0..n) (n >= 1; the mean of the two middle
+ * values when n is even), v sorted in place. */
+double tool_median_doubles(double *v, size_t n);
 
 #endif

@@ -13,8 +13,7 @@
 /* median - of v[0..n) (n >= 1), v sorted in place. */
 static double median(double *v, int n)
 {
-	tool_sort_doubles(v, (size_t)n);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return tool_median_doubles(v, (size_t)n);
 }
 
 void cmp_cell_fill(struct cmp_cell *c)
