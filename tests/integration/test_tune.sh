@@ -88,6 +88,18 @@ for x in d["candidates"]:
     assert x["samples"] and all(k in x["samples"][0] for k in ["rung", "seconds", "transactions", "p99_us", "cpu", "tps"]), x
     assert s["latencies"] > 0 and s["p99_lo_us"] <= s["p99_us"], x
     assert s["p99_hi_us"] is None or s["p99_us"] <= s["p99_hi_us"], x
+# a phase's P99 is the median of its runs' own (each with its interval), not their latencies pooled
+import statistics
+for x in d["candidates"]:
+    for phase, key in [("search", "search"), ("confirmation", "confirmation")]:
+        runs = [s for s in x["samples"] if s["phase"] == phase]
+        if not runs or x[key] is None:
+            continue
+        assert x[key]["runs"] == len(runs), ("every run of the phase kept", x["label"], phase)
+        for s in runs:
+            assert s["p99_lo_us"] <= s["p99_us"] and (s["p99_hi_us"] is None or s["p99_us"] <= s["p99_hi_us"]), s
+        want = statistics.median(s["p99_us"] for s in runs)
+        assert abs(x[key]["p99_us"] - want) <= 1e-6 * want, ("the runs' median P99", x["label"], phase, x[key], runs)
 PY
 # the plot: well-formed SVG, a point per measured candidate at its json figures, the
 # answer ringed, the Pareto front drawn, the goal line

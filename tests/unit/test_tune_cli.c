@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * busypoll tune's pure parts: the P99 interval from a histogram agrees with the one
- * from the samples themselves; --goal, the option rules and --fix; the space (the
+ * from the samples themselves; a candidate's figures from its runs, a stalled run not
+ * setting its P99; --goal, the option rules and --fix; the space (the
  * baselines first, out of the search with --modes); the one line for a goal no
  * candidate meets; the journal's sysctl line read back as written.
  */
@@ -68,6 +69,51 @@ static void test_hist_ci(void **state)
 	bp_hist_init(h);
 	assert_false(tune_hist_ci(h, 0.99, &e2, &l2, &h2));
 	free(h);
+}
+
+/*
+ * A candidate's figures from three runs, one of them with a stall that held up 5% of
+ * its requests for 4 ms: the P99 is the median run's, where the three runs' latencies
+ * pooled would put it in the stall; CPU and tx/s are over the runs' time.
+ */
+static void test_figs_stall(void **state)
+{
+	struct bp_hist *h = calloc(1, sizeof(*h)), *pool = calloc(1, sizeof(*pool));
+	struct tune_figs *f = calloc(1, sizeof(*f));
+	double est, lo, hi;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(pool);
+	assert_non_null(f);
+	bp_hist_init(pool);
+	for (int run = 0; run < 3; run++) {
+		bp_hist_init(h);
+		for (int i = 0; i < 10000; i++) {
+			double us = run == 1 && i % 20 == 0 ? 4000 : 10 - 30 * log(uniform());
+			bp_hist_record(h, (uint64_t)(us * 1000));
+		}
+		bp_hist_merge(pool, h);
+		assert_true(tune_figs_add(f, h, 1.0, run == 1 ? 1.0 : 0.5, 10000, 2.0, 3.0));
+	}
+	tune_figs_view(f, true, "epoll:napi");
+	assert_int_equal(f->nruns, 3);
+	assert_true(f->run_p99[1] > 3000);  /* the stalled run's own P99 is the stall's */
+	assert_true(tune_hist_ci(pool, 0.99, &est, &lo, &hi));
+	assert_true(est > 3000);            /* pooled, the stall would be the P99 */
+	assert_true(f->c.p99 > 100 && f->c.p99 < 300);
+	assert_true(f->c.p99_lo <= f->c.p99 && f->c.p99 <= f->c.p99_hi && f->c.p99_hi < 300);
+	near(f->c.cpu, 2.0 / 3.0);
+	near(f->c.tps, 10000);
+	near(f->c.bprx_per_tx, 2.0);        /* the lesser end's */
+	assert_true(f->latencies == 30000 && f->c.nsamples == 30000);
+	/* an empty run adds nothing */
+	bp_hist_init(h);
+	assert_false(tune_figs_add(f, h, 1.0, 1.0, 0, 0, 0));
+	assert_int_equal(f->nruns, 3);
+	free(h);
+	free(pool);
+	free(f);
 }
 
 static void test_goal(void **state)
@@ -265,6 +311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_ci),
+		cmocka_unit_test(test_figs_stall),
 		cmocka_unit_test(test_goal),
 		cmocka_unit_test(test_opts),
 		cmocka_unit_test(test_fix),

@@ -68,6 +68,30 @@ static void test_ci(void **state)
 }
 
 /* The true best (least CPU that meets 50us) survives every rung under the noise. */
+/* A phase's P99 is its runs' median: one run with a stall moves it by one rank, and
+ * the interval holds the median (both middle runs when they are even). */
+static void test_runs_median(void **state)
+{
+	double est[3] = { 150, 4000, 160 }, lo[3] = { 140, 3500, 150 }, hi[3] = { 170, 4500, 180 };
+	double p99 = 0, plo = 0, phi = 0;
+
+	(void)state;
+	assert_true(tune_runs_p99(est, lo, hi, 3, &p99, &plo, &phi));
+	assert_true(p99 == 160);    /* not 4000, nor a mean the stall drags up */
+	assert_true(plo == 150 && phi == 180);
+	double e2[2] = { 150, 4000 }, l2[2] = { 140, 3500 }, h2[2] = { 170, INFINITY };
+	assert_true(tune_runs_p99(e2, l2, h2, 2, &p99, &plo, &phi));
+	assert_true(p99 == 2075);   /* two runs: their mean */
+	assert_true(plo == 140);    /* the lower run's lower end: it may still meet a goal */
+	assert_true(isinf(phi));    /* the upper run's upper end: unbounded */
+	double e1[1] = { 150 }, l1[1] = { 140 }, h1[1] = { 170 };
+	assert_true(tune_runs_p99(e1, l1, h1, 1, &p99, &plo, &phi));
+	assert_true(p99 == 150 && plo == 140 && phi == 170);
+	p99 = 7;
+	assert_false(tune_runs_p99(e1, l1, h1, 0, &p99, &plo, &phi));
+	assert_true(p99 == 7);      /* untouched */
+}
+
 static void test_halving_keeps_best(void **state)
 {
 	(void)state;
@@ -199,6 +223,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ci),
+		cmocka_unit_test(test_runs_median),
 		cmocka_unit_test(test_halving_keeps_best),
 		cmocka_unit_test(test_ties_kept),
 		cmocka_unit_test(test_unproven_excluded),

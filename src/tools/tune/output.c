@@ -186,7 +186,8 @@ static void emit_figs(struct emit *e, const char *key, const struct tune_figs *f
 	em_double(e, "p99_us", c->p99);
 	em_double(e, "p99_lo_us", c->p99_lo);
 	em_double(e, "p99_hi_us", c->p99_hi);
-	em_u64(e, "latencies", f->hist.count);
+	em_u64(e, "latencies", f->latencies);
+	em_int(e, "runs", f->nruns);
 	em_double(e, "cpu", c->cpu);
 	em_double(e, "tps", c->tps);
 	em_double(e, "busy_poll_rx_per_tx", c->bprx_per_tx);
@@ -241,6 +242,8 @@ static void emit_point(struct emit *e, const struct tune_report *r, int i)
 			em_double(e, "tps", s->tps);
 			em_double(e, "cpu", s->cpu);
 			em_double(e, "p99_us", s->p99_us);
+			em_double(e, "p99_lo_us", s->p99_lo_us);
+			em_double(e, "p99_hi_us", s->p99_hi_us);
 			em_double(e, "busy_poll_rx_per_tx", s->bprx_per_tx);
 			em_end(e);
 		}

@@ -53,25 +53,44 @@ static bool point_busy(const struct tune_point *p)
 	return bp_mode_is_busy_poll(&p->mode) || p->sysctl_usecs > 0;
 }
 
+bool tune_figs_add(struct tune_figs *f, const struct bp_hist *h, double seconds, double cpu, double tx,
+		   double bprx_client, double bprx_server)
+{
+	double est, lo, hi;
+
+	if (f->nruns >= TUNE_MAX_SAMPLES || !tune_hist_ci(h, 0.99, &est, &lo, &hi))
+		return false;
+	f->run_p99[f->nruns] = est;
+	f->run_lo[f->nruns] = lo;
+	f->run_hi[f->nruns] = hi;
+	f->nruns++;
+	f->latencies += h->count;
+	f->seconds += seconds;
+	f->cpu_s += cpu * seconds;
+	f->tx += tx;
+	f->bprx_client += bprx_client * tx;
+	f->bprx_server += bprx_server * tx;
+	return true;
+}
+
 void tune_figs_view(struct tune_figs *f, bool busy_poll, const char *name)
 {
 	struct tune_cand *c = &f->c;
-	double lo, hi, est;
+	double est[TUNE_MAX_SAMPLES], lo[TUNE_MAX_SAMPLES], hi[TUNE_MAX_SAMPLES];
+	size_t n = (size_t)f->nruns;
 
 	c->name = name;
 	c->busy_poll = busy_poll;
 	c->samples = NULL;
-	c->nsamples = (size_t)f->hist.count;
+	c->nsamples = (size_t)f->latencies;
 	c->bprx_per_tx = f->tx > 0 ? fmin(f->bprx_client, f->bprx_server) / f->tx : 0;
 	c->cpu = f->seconds > 0 ? f->cpu_s / f->seconds : NAN;
 	c->tps = f->seconds > 0 ? f->tx / f->seconds : NAN;
-	if (tune_hist_ci(&f->hist, 0.99, &est, &lo, &hi)) {
-		c->p99 = est;
-		c->p99_lo = lo;
-		c->p99_hi = hi;
-	} else {
+	memcpy(est, f->run_p99, n * sizeof(*est));
+	memcpy(lo, f->run_lo, n * sizeof(*lo));
+	memcpy(hi, f->run_hi, n * sizeof(*hi));
+	if (!tune_runs_p99(est, lo, hi, n, &c->p99, &c->p99_lo, &c->p99_hi))
 		c->p99 = c->p99_lo = c->p99_hi = NAN;
-	}
 }
 
 /* quiet - the journal's lines at a normal playback: the table says the settings are back. */
@@ -237,17 +256,15 @@ static void measure(struct run *ru, int i, double seconds, int phase)
 		return; /* interrupted before anything was measured */
 	const struct cmp_sample *s = &cell.sample[0];
 	double cpu = (s->client_util.total + s->server_util.total) / 100.0;
-	double tx = (double)res->transactions;
 
-	bp_hist_merge(&f->hist, &res->hist);
-	f->seconds += res->seconds;
-	f->cpu_s += cpu * res->seconds;
-	f->tx += tx;
-	f->bprx_client += s->bprx_client_per_tx * tx;
-	f->bprx_server += s->bprx_server_per_tx * tx;
+	if (!tune_figs_add(f, &res->hist, res->seconds, cpu, (double)res->transactions, s->bprx_client_per_tx,
+			   s->bprx_server_per_tx))
+		return; /* no latency measured, or more runs than kept */
 	if (p->ns < TUNE_MAX_SAMPLES)
 		p->s[p->ns++] = (struct tune_sample){ .phase = phase, .seconds = res->seconds, .tps = s->tps,
-						      .cpu = cpu, .p99_us = s->lat_us[4],
+						      .cpu = cpu, .p99_us = f->run_p99[f->nruns - 1],
+						      .p99_lo_us = f->run_lo[f->nruns - 1],
+						      .p99_hi_us = f->run_hi[f->nruns - 1],
 						      .bprx_per_tx = fmin(s->bprx_client_per_tx, s->bprx_server_per_tx),
 						      .transactions = res->transactions };
 	tune_figs_view(f, point_busy(p), p->label);

@@ -42,6 +42,18 @@ bool tune_hist_ci(const struct bp_hist *h, double q, double *est, double *lo, do
 	return true;
 }
 
+bool tune_runs_p99(double *est, double *lo, double *hi, size_t n, double *p99, double *p99_lo, double *p99_hi)
+{
+	if (n == 0)
+		return false;
+	*p99 = tool_median_doubles(est, n);
+	tool_sort_doubles(lo, n);
+	tool_sort_doubles(hi, n);
+	*p99_lo = lo[(n - 1) / 2];
+	*p99_hi = hi[n / 2];
+	return true;
+}
+
 void tune_measure(struct tune_cand *c)
 {
 	if (!tune_quantile_ci(c->samples, c->nsamples, 0.99, &c->p99, &c->p99_lo, &c->p99_hi))

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tune's search rules, pure (no I/O, no clock, no allocation): each candidate's P99
- * with an order-statistic confidence interval from its own samples, successive
+ * tune's search rules, pure (no I/O, no clock, no allocation): each run's P99 with an
+ * order-statistic confidence interval from its own samples, a candidate's the median of
+ * its runs' (tune_runs_p99), successive
  * halving with ties kept together, the proof rule (a busy-poll candidate without
  * BusyPollRxPackets is never kept nor recommended) and the pick for a goal.
  *
@@ -67,6 +68,17 @@ struct bp_hist;
  * false (outputs untouched) for an empty histogram or q outside (0,1).
  */
 bool tune_hist_ci(const struct bp_hist *h, double q, double *est, double *lo, double *hi);
+
+/*
+ * tune_runs_p99 - a phase's P99 from its n runs, each run's own P99 est[k] and interval
+ * [lo[k], hi[k]]: the median of the runs' P99s (compare's statistic: a run the machine
+ * disturbed moves it by one rank at most, where pooling that run's latencies with the
+ * others' lets its stall alone set the P99), the interval from the lower middle of the
+ * runs' lower bounds to the upper middle of their upper bounds (so it holds the median
+ * and, with an even n, both middle runs). Sorts the three arrays in place. Returns false
+ * (outputs untouched) for n == 0.
+ */
+bool tune_runs_p99(double *est, double *lo, double *hi, size_t n, double *p99, double *p99_lo, double *p99_hi);
 
 /* tune_measure - sets c's p99 and interval from its samples (NaN when it has none). */
 void tune_measure(struct tune_cand *c);

@@ -72,13 +72,17 @@ struct tune_opts {
 /* One run of a candidate. */
 struct tune_sample {
 	int phase;                   /* the rung (1..), or 0 for the confirmation */
-	double seconds, tps, cpu, p99_us, bprx_per_tx;
+	double seconds, tps, cpu, bprx_per_tx;
+	double p99_us, p99_lo_us, p99_hi_us; /* the run's own P99 and its interval (tune_hist_ci) */
 	uint64_t transactions;
 };
 
-/* One phase's figures of a candidate: the runs' histograms merged, CPU and TPS over their time. */
+/* One phase's figures of a candidate: each run's P99 with its interval (their medians
+ * are the phase's, tune_runs_p99), CPU and TPS over the runs' time. */
 struct tune_figs {
-	struct bp_hist hist;
+	double run_p99[TUNE_MAX_SAMPLES], run_lo[TUNE_MAX_SAMPLES], run_hi[TUNE_MAX_SAMPLES];
+	int nruns;
+	uint64_t latencies;
 	double seconds, cpu_s, tx, bprx_client, bprx_server; /* sums */
 	struct tune_cand c;          /* the search's view (p99 interval, cpu, tps, proof) */
 };
@@ -154,7 +158,14 @@ int tune_run(struct tune_report *r, volatile sig_atomic_t *stop);
 bool tune_budget_ok(struct tune_report *r, int nsearch);
 /* tune_budget_needed - the least --budget, seconds, for nsearch candidates. */
 double tune_budget_needed(const struct tune_report *r, int nsearch);
-/* tune_figs_view - f's search view from its sums (p99 interval from the histogram). */
+/*
+ * tune_figs_add - one run into f: its latencies' P99 and interval (tune_hist_ci), its
+ * seconds, CPUs (both ends) and transactions, each end's BusyPollRxPackets per
+ * transaction. Returns false (f untouched) when the run has no latency or f is full.
+ */
+bool tune_figs_add(struct tune_figs *f, const struct bp_hist *h, double seconds, double cpu, double tx,
+		   double bprx_client, double bprx_server);
+/* tune_figs_view - f's search view from its runs (tune_runs_p99) and sums. */
 void tune_figs_view(struct tune_figs *f, bool busy_poll, const char *name);
 
 /* ---- the answer (output.c) ---- */
