@@ -258,8 +258,12 @@ static void measure(struct run *ru, int i, double seconds, int phase)
 	double cpu = (s->client_util.total + s->server_util.total) / 100.0;
 
 	if (!tune_figs_add(f, &res->hist, res->seconds, cpu, (double)res->transactions, s->bprx_client_per_tx,
-			   s->bprx_server_per_tx))
-		return; /* no latency measured, or more runs than kept */
+			   s->bprx_server_per_tx)) {
+		/* no latency to stand on (runs are far fewer than kept): out, as a failed run, not figures of 0 */
+		p->failed = true;
+		snprintf(p->error, sizeof(p->error), "its %.2f s run completed no transaction", res->seconds);
+		return;
+	}
 	if (p->ns < TUNE_MAX_SAMPLES)
 		p->s[p->ns++] = (struct tune_sample){ .phase = phase, .seconds = res->seconds, .tps = s->tps,
 						      .cpu = cpu, .p99_us = f->run_p99[f->nruns - 1],
